@@ -1,0 +1,1 @@
+"""Reading, validating and querying the curated catalog in data/."""

@@ -1,0 +1,99 @@
+"""Flat rows of offer and provider records for CSV and terminal tables."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from typing import Any, Final
+
+OFFER_COLUMNS: Final = (
+    "id",
+    "provider",
+    "gpu",
+    "gpus_per_node",
+    "fabric",
+    "per_node_gbps",
+    "gpudirect_rdma",
+    "min_nodes",
+    "max_nodes",
+    "max_nodes_by_quote",
+    "on_demand_clusters",
+    "managed_slurm",
+    "managed_kubernetes",
+    "from_usd_per_gpu_hour",
+    "price_tiers",
+    "source_urls",
+)
+
+PROVIDER_COLUMNS: Final = (
+    "slug",
+    "name",
+    "multi_node",
+    "hq_country",
+    "regions",
+    "offer_count",
+    "url",
+    "source_urls",
+)
+
+
+def _cell(value: Any) -> str:
+    # CSV has no null: unknown is written as an empty cell, booleans as true/false.
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _source_urls(record: dict[str, Any]) -> str:
+    urls = dict.fromkeys(ref["url"] for refs in record["sources"].values() for ref in refs)
+    return " ".join(urls)
+
+
+def offer_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One offer record flattened to OFFER_COLUMNS (values keep their types)."""
+    tiers = sorted({p["tier"] for p in record["prices"]})
+    return {
+        "id": record["id"],
+        "provider": record["provider"],
+        "gpu": record["gpu"],
+        "gpus_per_node": record["gpus_per_node"],
+        "fabric": record["fabric"],
+        "per_node_gbps": record["per_node_gbps"],
+        "gpudirect_rdma": record["gpudirect_rdma"],
+        "min_nodes": record["min_nodes"],
+        "max_nodes": record["max_nodes"],
+        "max_nodes_by_quote": record["max_nodes_by_quote"],
+        "on_demand_clusters": record["provisioning"]["on_demand_clusters"],
+        "managed_slurm": record["orchestration"]["managed_slurm"],
+        "managed_kubernetes": record["orchestration"]["managed_kubernetes"],
+        "from_usd_per_gpu_hour": record["from_usd_per_gpu_hour"],
+        "price_tiers": " ".join(tiers) or None,
+        "source_urls": _source_urls(record),
+    }
+
+
+def provider_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One provider record flattened to PROVIDER_COLUMNS."""
+    return {
+        "slug": record["slug"],
+        "name": record["name"],
+        "multi_node": record["multi_node"],
+        "hq_country": record["hq_country"],
+        "regions": "; ".join(record["regions"]) or None,
+        "offer_count": record["offer_count"],
+        "url": record["url"],
+        "source_urls": _source_urls(record),
+    }
+
+
+def to_csv(rows: Iterable[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    """Rows as CSV text with a header line."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row[c]) for c in columns])
+    return buf.getvalue()

@@ -1,0 +1,424 @@
+"""Read data/ into domain records, collecting every problem with its file and key path."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from clusterscout.catalog.problems import Problem, Severity, has_errors
+from clusterscout.catalog.schema import (
+    OFFER_FACT_FIELDS,
+    FabricsFileIn,
+    GpusFileIn,
+    OfferIn,
+    ProviderIn,
+    SourceIn,
+)
+from clusterscout.domain.ids import offer_id
+from clusterscout.domain.models import (
+    Billing,
+    CatalogData,
+    Conflict,
+    FabricSpec,
+    GpuSpec,
+    Offer,
+    Orchestration,
+    Price,
+    Provider,
+    Provisioning,
+    Source,
+    Sources,
+    Storage,
+    Topology,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+PROVIDER_FACT_FIELDS = (
+    "multi_node",
+    "hq_country",
+    "regions",
+    "orchestration",
+    "provisioning",
+    "billing",
+    "storage",
+)
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """What a load produced: the catalog (None when unreadable) and every problem found."""
+
+    catalog: CatalogData | None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when there is a catalog and no error."""
+        return self.catalog is not None and not has_errors(self.problems)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root.parent))
+    except ValueError:
+        return str(path)
+
+
+def _read_toml(path: Path, label: str, problems: list[Problem]) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        problems.append(Problem(label, "", f"malformed TOML: {exc}"))
+    except OSError as exc:
+        problems.append(Problem(label, "", f"cannot read file: {exc.strerror}"))
+    return None
+
+
+def _loc_to_path(loc: Sequence[int | str], raw: Any) -> str:
+    """Turn a pydantic location into ``offers[h100-ib].prices[0].tier``.
+
+    List items are named by their ``id`` when they have one, so paths survive reordering.
+    """
+    parts: list[str] = []
+    node = raw
+    for item in loc:
+        if isinstance(item, int):
+            label = str(item)
+            if isinstance(node, list) and 0 <= item < len(node):
+                node = node[item]
+                if isinstance(node, Mapping) and isinstance(node.get("id"), str):
+                    label = node["id"]
+            else:
+                node = None
+            if parts:
+                parts[-1] += f"[{label}]"
+            else:
+                parts.append(f"[{label}]")
+        else:
+            node = node.get(item) if isinstance(node, Mapping) else None
+            parts.append(item)
+    return ".".join(parts)
+
+
+def _validate(model: type[M], raw: dict[str, Any], label: str, problems: list[Problem]) -> M | None:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = [x for x in err["loc"] if not (isinstance(x, str) and x.startswith("function-"))]
+            message = err["msg"]
+            if err["type"] == "extra_forbidden":
+                message = "unknown key"
+            elif err["type"] == "missing":
+                message = "required key is missing"
+            problems.append(Problem(label, _loc_to_path(loc, raw), message))
+        return None
+
+
+def _sources_by_id(
+    sources: Sequence[SourceIn], label: str, problems: list[Problem]
+) -> dict[str, Source]:
+    out: dict[str, Source] = {}
+    for i, s in enumerate(sources):
+        if s.id in out:
+            problems.append(Problem(label, f"sources[{i}].id", f"duplicate source id {s.id!r}"))
+        out[s.id] = Source(
+            id=s.id,
+            url=str(s.url),
+            checked_on=s.checked_on,
+            kind=s.kind,
+            title=s.title,
+            note=s.note,
+        )
+    return out
+
+
+class _Resolver:
+    """Turns source ids into Source records, reporting ids that do not resolve."""
+
+    def __init__(self, by_id: dict[str, Source], label: str, problems: list[Problem]) -> None:
+        self.by_id = by_id
+        self.label = label
+        self.problems = problems
+        self.used: set[str] = set()
+
+    def many(self, ids: Sequence[str], path: str) -> Sources:
+        out: list[Source] = []
+        for sid in ids:
+            src = self.by_id.get(sid)
+            if src is None:
+                self.problems.append(
+                    Problem(self.label, path, f"source {sid!r} is not defined in [[sources]]")
+                )
+            else:
+                self.used.add(sid)
+                out.append(src)
+        return tuple(out)
+
+    def one(self, sid: str, path: str) -> Source | None:
+        found = self.many([sid], path)
+        return found[0] if found else None
+
+
+def _orchestration(data: Any, res: _Resolver, path: str) -> Orchestration:
+    if data is None:
+        return Orchestration()
+    return Orchestration(
+        managed_slurm=data.managed_slurm,
+        managed_kubernetes=data.managed_kubernetes,
+        nccl_preconfigured=data.nccl_preconfigured,
+        raw_vms=data.raw_vms,
+        note=data.note,
+        sources=res.many(data.sources, f"{path}.sources"),
+    )
+
+
+def _provisioning(data: Any, res: _Resolver, path: str) -> Provisioning:
+    if data is None:
+        return Provisioning()
+    return Provisioning(
+        on_demand_clusters=data.on_demand_clusters,
+        reserved=data.reserved,
+        reserved_terms=tuple(data.reserved_terms),
+        waitlist=data.waitlist,
+        note=data.note,
+        sources=res.many(data.sources, f"{path}.sources"),
+    )
+
+
+def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer:
+    path = f"offers[{o.id}]"
+    default = res.many(o.sources, f"{path}.sources")
+    field_sources: dict[str, Sources] = {}
+    for name in OFFER_FACT_FIELDS:
+        value = getattr(o, name)
+        if value is None or value == []:
+            continue
+        ids = o.field_sources.get(name)
+        field_sources[name] = (
+            res.many(ids, f"{path}.field_sources.{name}") if ids is not None else default
+        )
+    prices: list[Price] = []
+    for i, p in enumerate(o.prices):
+        src = res.one(p.source, f"{path}.prices[{i}].source")
+        if src is not None:
+            prices.append(
+                Price(
+                    tier=p.tier,
+                    usd_per_gpu_hour=p.usd_per_gpu_hour,
+                    as_of=p.as_of,
+                    source=src,
+                    term=p.term,
+                    note=p.note,
+                )
+            )
+    # Offer-level orchestration/provisioning override the provider's; otherwise inherit it so
+    # every offer can be filtered on the same columns.
+    orch = _orchestration(o.orchestration or provider.orchestration, res, f"{path}.orchestration")
+    prov = _provisioning(o.provisioning or provider.provisioning, res, f"{path}.provisioning")
+    topo = Topology()
+    if o.topology is not None:
+        topo = Topology(
+            non_blocking=o.topology.non_blocking,
+            rail_optimized=o.topology.rail_optimized,
+            locality=o.topology.locality,
+            sources=res.many(o.topology.sources, f"{path}.topology.sources"),
+        )
+    for name, group in (("topology", topo), ("orchestration", orch), ("provisioning", prov)):
+        if group.sources:
+            field_sources[name] = group.sources
+    if prices:
+        field_sources["prices"] = tuple(dict.fromkeys(p.source for p in prices))
+    return Offer(
+        id=offer_id(slug, o.id),
+        local_id=o.id,
+        provider=slug,
+        gpu=o.gpu,
+        name=o.name,
+        gpus_per_node=o.gpus_per_node,
+        fabric=o.fabric,
+        fabric_generation=o.fabric_generation,
+        per_node_gbps=o.per_node_gbps,
+        gpudirect_rdma=o.gpudirect_rdma,
+        min_nodes=o.min_nodes,
+        max_nodes=o.max_nodes,
+        max_nodes_by_quote=o.max_nodes_by_quote,
+        regions=tuple(o.regions),
+        note=o.note,
+        topology=topo,
+        orchestration=orch,
+        provisioning=prov,
+        prices=tuple(prices),
+        field_sources=field_sources,
+    )
+
+
+def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
+    res = _Resolver(_sources_by_id(p.sources, label, problems), label, problems)
+    field_sources: dict[str, Sources] = {
+        "multi_node": res.many(p.multi_node.sources, "multi_node.sources")
+    }
+    hq_country = None
+    regions: tuple[str, ...] = ()
+    if p.location is not None:
+        loc_sources = res.many(p.location.sources, "location.sources")
+        hq_country = p.location.hq_country
+        regions = tuple(p.location.regions)
+        if hq_country:
+            field_sources["hq_country"] = loc_sources
+        if regions:
+            field_sources["regions"] = loc_sources
+    orch = _orchestration(p.orchestration, res, "orchestration")
+    prov = _provisioning(p.provisioning, res, "provisioning")
+    billing = Billing()
+    if p.billing is not None:
+        billing = Billing(
+            granularity=p.billing.granularity,
+            minimum=p.billing.minimum,
+            note=p.billing.note,
+            sources=res.many(p.billing.sources, "billing.sources"),
+        )
+    storage = Storage()
+    if p.storage is not None:
+        storage = Storage(
+            shared_filesystem=p.storage.shared_filesystem,
+            products=tuple(p.storage.products),
+            throughput_gbs=p.storage.throughput_gbs,
+            usd_per_gib_month=p.storage.usd_per_gib_month,
+            note=p.storage.note,
+            sources=res.many(p.storage.sources, "storage.sources"),
+        )
+    for name, group in (
+        ("orchestration", orch),
+        ("provisioning", prov),
+        ("billing", billing),
+        ("storage", storage),
+    ):
+        if group.sources:
+            field_sources[name] = group.sources
+    conflicts = tuple(
+        Conflict(topic=c.topic, note=c.note, sources=res.many(c.sources, f"conflicts[{i}].sources"))
+        for i, c in enumerate(p.conflicts)
+    )
+    offers = tuple(_offer(p.slug, o, p, res) for o in p.offers)
+    for sid in sorted(set(res.by_id) - res.used):
+        problems.append(
+            Problem(label, f"sources[{sid}]", "source is never cited", Severity.WARNING)
+        )
+    return Provider(
+        slug=p.slug,
+        name=p.name,
+        url=str(p.url),
+        multi_node=p.multi_node.status,
+        multi_node_evidence=p.multi_node.evidence,
+        hq_country=hq_country,
+        regions=regions,
+        orchestration=orch,
+        provisioning=prov,
+        billing=billing,
+        storage=storage,
+        conflicts=conflicts,
+        sources=tuple(res.by_id.values()),
+        field_sources=field_sources,
+        offers=offers,
+    )
+
+
+def load_provider_file(path: Path, root: Path, problems: list[Problem]) -> Provider | None:
+    """Parse and convert one provider file; problems are appended, None if unusable."""
+    label = _rel(path, root)
+    raw = _read_toml(path, label, problems)
+    if raw is None:
+        return None
+    parsed = _validate(ProviderIn, raw, label, problems)
+    if parsed is None:
+        return None
+    if parsed.slug != path.stem:
+        problems.append(
+            Problem(label, "slug", f"slug {parsed.slug!r} does not match the file name")
+        )
+    return _provider(parsed, label, problems)
+
+
+def load_gpus(data_dir: Path, problems: list[Problem] | None = None) -> tuple[GpuSpec, ...]:
+    """Read gpus.toml; returns () when it is missing or invalid (problems say why)."""
+    problems = [] if problems is None else problems
+    path = data_dir / "gpus.toml"
+    label = _rel(path, data_dir)
+    raw = _read_toml(path, label, problems)
+    parsed = _validate(GpusFileIn, raw, label, problems) if raw is not None else None
+    if parsed is None:
+        return ()
+    res = _Resolver(_sources_by_id(parsed.sources, label, problems), label, problems)
+    return tuple(
+        GpuSpec(
+            name=g.name,
+            vendor=g.vendor,
+            memory_gib=g.memory_gib,
+            aliases=tuple(g.aliases),
+            memory_gb=g.memory_gb,
+            bf16_dense_tflops=g.bf16_dense_tflops,
+            fp8_dense_tflops=g.fp8_dense_tflops,
+            hbm_tbps=g.hbm_tbps,
+            scale_up_gbs=g.scale_up_gbs,
+            price_min_usd_per_gpu_hour=g.price_min_usd_per_gpu_hour,
+            price_max_usd_per_gpu_hour=g.price_max_usd_per_gpu_hour,
+            note=g.note,
+            sources=res.many(g.sources, f"gpus[{i}].sources"),
+        )
+        for i, g in enumerate(parsed.gpus)
+    )
+
+
+def load_fabrics(data_dir: Path, problems: list[Problem] | None = None) -> tuple[FabricSpec, ...]:
+    """Read fabrics.toml; returns () when it is missing or invalid (problems say why)."""
+    problems = [] if problems is None else problems
+    path = data_dir / "fabrics.toml"
+    label = _rel(path, data_dir)
+    raw = _read_toml(path, label, problems)
+    parsed = _validate(FabricsFileIn, raw, label, problems) if raw is not None else None
+    if parsed is None:
+        return ()
+    res = _Resolver(_sources_by_id(parsed.sources, label, problems), label, problems)
+    return tuple(
+        FabricSpec(
+            id=f.id,
+            kind=f.kind,
+            name=f.name,
+            per_port_gbps=f.per_port_gbps,
+            rdma=f.rdma,
+            latency_us=f.latency_us,
+            note=f.note,
+            sources=res.many(f.sources, f"fabrics[{f.id}].sources"),
+        )
+        for f in parsed.fabrics
+    )
+
+
+def load_catalog(data_dir: Path) -> LoadResult:
+    """Load every file under ``data_dir`` and run the cross-file checks.
+
+    Every problem is collected; nothing stops at the first one.
+    """
+    from clusterscout.catalog.checks import run_checks  # noqa: PLC0415 (checks imports load)
+
+    problems: list[Problem] = []
+    if not data_dir.is_dir():
+        return LoadResult(None, [Problem(str(data_dir), "", "data directory does not exist")])
+    gpus = load_gpus(data_dir, problems)
+    fabrics = load_fabrics(data_dir, problems)
+    providers_dir = data_dir / "providers"
+    files = sorted(providers_dir.glob("*.toml")) if providers_dir.is_dir() else []
+    if not files:
+        problems.append(Problem(_rel(providers_dir, data_dir), "", "no provider files found"))
+    providers = [p for f in files if (p := load_provider_file(f, data_dir, problems)) is not None]
+    catalog = CatalogData(providers=tuple(providers), gpus=gpus, fabrics=fabrics)
+    problems.extend(run_checks(catalog, data_dir))
+    return LoadResult(catalog, sorted(set(problems), key=lambda p: (p.file, p.path, p.message)))

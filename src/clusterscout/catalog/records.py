@@ -1,0 +1,149 @@
+"""Domain records to the public JSON shapes shared by the CLI and the API (DESIGN section 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clusterscout.domain.models import (
+    Billing,
+    Offer,
+    Orchestration,
+    Price,
+    Provider,
+    Provisioning,
+    Sources,
+    Storage,
+    Topology,
+)
+
+Record = dict[str, Any]
+
+
+def source_refs(sources: Sources) -> list[dict[str, str]]:
+    """``[{"url", "checked_on"}]`` for a tuple of sources, in order, without duplicates."""
+    seen: dict[str, dict[str, str]] = {}
+    for s in sources:
+        seen.setdefault(s.url, {"url": s.url, "checked_on": s.checked_on.isoformat()})
+    return list(seen.values())
+
+
+def sources_record(field_sources: Mapping[str, Sources]) -> dict[str, list[dict[str, str]]]:
+    """The ``sources`` object: field name -> list of ``{url, checked_on}``."""
+    return {name: source_refs(srcs) for name, srcs in sorted(field_sources.items())}
+
+
+def orchestration_record(o: Orchestration) -> Record:
+    """Orchestration facts; unknown values are None."""
+    return {
+        "managed_slurm": o.managed_slurm,
+        "managed_kubernetes": o.managed_kubernetes,
+        "nccl_preconfigured": o.nccl_preconfigured,
+        "raw_vms": o.raw_vms,
+        "note": o.note,
+    }
+
+
+def provisioning_record(p: Provisioning) -> Record:
+    """Provisioning facts; unknown values are None."""
+    return {
+        "on_demand_clusters": p.on_demand_clusters,
+        "reserved": p.reserved,
+        "reserved_terms": list(p.reserved_terms),
+        "waitlist": p.waitlist,
+        "note": p.note,
+    }
+
+
+def billing_record(b: Billing) -> Record:
+    """Billing facts; unknown values are None."""
+    return {
+        "granularity": b.granularity.value if b.granularity else None,
+        "minimum": b.minimum,
+        "note": b.note,
+    }
+
+
+def storage_record(s: Storage) -> Record:
+    """Shared storage facts; unknown values are None."""
+    return {
+        "shared_filesystem": s.shared_filesystem,
+        "products": list(s.products),
+        "throughput_gbs": s.throughput_gbs,
+        "usd_per_gib_month": s.usd_per_gib_month,
+        "note": s.note,
+    }
+
+
+def topology_record(t: Topology) -> Record:
+    """Topology claims; unknown values are None."""
+    return {
+        "non_blocking": t.non_blocking,
+        "rail_optimized": t.rail_optimized,
+        "locality": t.locality,
+    }
+
+
+def price_record(p: Price) -> Record:
+    """One price: tier, USD per GPU-hour, term, as_of and its source."""
+    return {
+        "tier": p.tier.value,
+        "usd_per_gpu_hour": p.usd_per_gpu_hour,
+        "term": p.term,
+        "as_of": p.as_of.isoformat(),
+        "source": {"url": p.source.url, "checked_on": p.source.checked_on.isoformat()},
+        "note": p.note,
+    }
+
+
+def offer_record(offer: Offer, provider_name: str) -> Record:
+    """The public offer record."""
+    return {
+        "id": offer.id,
+        "provider": offer.provider,
+        "provider_name": provider_name,
+        "name": offer.name,
+        "gpu": offer.gpu,
+        "gpus_per_node": offer.gpus_per_node,
+        "fabric": offer.fabric.value if offer.fabric else None,
+        "fabric_generation": offer.fabric_generation,
+        "per_node_gbps": offer.per_node_gbps,
+        "gpudirect_rdma": offer.gpudirect_rdma,
+        "min_nodes": offer.min_nodes,
+        "max_nodes": offer.max_nodes,
+        "max_nodes_by_quote": offer.max_nodes_by_quote,
+        "regions": list(offer.regions),
+        "topology": topology_record(offer.topology),
+        "orchestration": orchestration_record(offer.orchestration),
+        "provisioning": provisioning_record(offer.provisioning),
+        "prices": [price_record(p) for p in offer.prices],
+        "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
+        "note": offer.note,
+        "sources": sources_record(offer.field_sources),
+    }
+
+
+def provider_record(provider: Provider, *, with_offers: bool = False) -> Record:
+    """The public provider record; the detail view adds ``offers``."""
+    record: Record = {
+        "slug": provider.slug,
+        "name": provider.name,
+        "url": provider.url,
+        "multi_node": provider.multi_node.value,
+        "multi_node_evidence": provider.multi_node_evidence,
+        "hq_country": provider.hq_country,
+        "regions": list(provider.regions),
+        "orchestration": orchestration_record(provider.orchestration),
+        "provisioning": provisioning_record(provider.provisioning),
+        "billing": billing_record(provider.billing),
+        "storage": storage_record(provider.storage),
+        "conflicts": [
+            {"topic": c.topic, "note": c.note, "sources": source_refs(c.sources)}
+            for c in provider.conflicts
+        ],
+        "offer_count": len(provider.offers),
+        "sources": sources_record(provider.field_sources),
+    }
+    if with_offers:
+        record["offers"] = [offer_record(o, provider.name) for o in provider.offers]
+    return record

@@ -1,0 +1,262 @@
+"""Strict pydantic models of the TOML files in data/ (the input format, not the domain)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    PositiveFloat,
+    PositiveInt,
+    StringConstraints,
+    model_validator,
+)
+
+from clusterscout.domain.ids import SLUG_PATTERN
+from clusterscout.domain.models import (
+    BillingGranularity,
+    FabricKind,
+    MultiNode,
+    PriceTier,
+    SourceKind,
+)
+
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=80)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+T = TypeVar("T")
+# TOML can only give strings for enums; strict mode would refuse str -> StrEnum, so enum fields
+# alone are validated laxly (pydantic then lists the allowed values on error).
+Lax = Annotated[T, Field(strict=False)]
+SourceIds = Annotated[list[Slug], Field(min_length=1)]
+
+
+def _url_str(value: HttpUrl) -> str:
+    return str(value)
+
+
+Url = Annotated[HttpUrl, AfterValidator(_url_str)]
+
+
+class _Strict(BaseModel):
+    # strict=True keeps TOML types honest: "8" is not 8 and 1 is not true.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class SourceIn(_Strict):
+    """A `[[sources]]` entry."""
+
+    id: Slug
+    url: Url
+    checked_on: date
+    kind: Lax[SourceKind] = SourceKind.PRIMARY
+    title: ShortText | None = None
+    note: Text | None = None
+
+
+class _Sourced(_Strict):
+    """A fact group: values plus the ids of the sources that state them."""
+
+    sources: SourceIds
+
+
+class LocationIn(_Sourced):
+    """`[location]`."""
+
+    hq_country: Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")] | None = None
+    regions: list[ShortText] = Field(default_factory=list)
+
+
+class MultiNodeIn(_Sourced):
+    """`[multi_node]`."""
+
+    status: Lax[MultiNode]
+    evidence: Text
+
+
+class OrchestrationIn(_Sourced):
+    """`[orchestration]` and `[offers.orchestration]`."""
+
+    managed_slurm: bool | None = None
+    managed_kubernetes: bool | None = None
+    nccl_preconfigured: bool | None = None
+    raw_vms: bool | None = None
+    note: Text | None = None
+
+
+class ProvisioningIn(_Sourced):
+    """`[provisioning]` and `[offers.provisioning]`."""
+
+    on_demand_clusters: bool | None = None
+    reserved: bool | None = None
+    reserved_terms: list[ShortText] = Field(default_factory=list)
+    waitlist: bool | None = None
+    note: Text | None = None
+
+
+class BillingIn(_Sourced):
+    """`[billing]`."""
+
+    granularity: Lax[BillingGranularity] | None = None
+    minimum: ShortText | None = None
+    note: Text | None = None
+
+
+class StorageIn(_Sourced):
+    """`[storage]`."""
+
+    shared_filesystem: bool | None = None
+    products: list[ShortText] = Field(default_factory=list)
+    throughput_gbs: PositiveFloat | None = None
+    usd_per_gib_month: PositiveFloat | None = None
+    note: Text | None = None
+
+
+class TopologyIn(_Sourced):
+    """`[offers.topology]`."""
+
+    non_blocking: bool | None = None
+    rail_optimized: bool | None = None
+    locality: Text | None = None
+
+
+class ConflictIn(_Sourced):
+    """`[[conflicts]]`."""
+
+    topic: ShortText
+    note: Text
+
+
+class PriceIn(_Strict):
+    """`[[offers.prices]]`."""
+
+    tier: Lax[PriceTier]
+    usd_per_gpu_hour: PositiveFloat
+    as_of: date
+    source: Slug
+    term: ShortText | None = None
+    note: Text | None = None
+
+
+OFFER_FACT_FIELDS = (
+    "name",
+    "gpu",
+    "gpus_per_node",
+    "fabric",
+    "fabric_generation",
+    "per_node_gbps",
+    "gpudirect_rdma",
+    "min_nodes",
+    "max_nodes",
+    "max_nodes_by_quote",
+    "regions",
+)
+
+
+class OfferIn(_Sourced):
+    """`[[offers]]`."""
+
+    id: Slug
+    gpu: ShortText
+    name: ShortText | None = None
+    gpus_per_node: PositiveInt | None = None
+    fabric: Lax[FabricKind] | None = None
+    fabric_generation: Slug | None = None
+    per_node_gbps: PositiveFloat | None = None
+    gpudirect_rdma: bool | None = None
+    min_nodes: PositiveInt | None = None
+    max_nodes: PositiveInt | None = None
+    max_nodes_by_quote: PositiveInt | None = None
+    regions: list[ShortText] = Field(default_factory=list)
+    note: Text | None = None
+    field_sources: dict[str, SourceIds] = Field(default_factory=dict)
+    topology: TopologyIn | None = None
+    orchestration: OrchestrationIn | None = None
+    provisioning: ProvisioningIn | None = None
+    prices: list[PriceIn] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OfferIn:
+        unknown = sorted(set(self.field_sources) - set(OFFER_FACT_FIELDS))
+        if unknown:
+            msg = f"field_sources names unknown fields: {', '.join(unknown)}"
+            raise ValueError(msg)
+        if self.min_nodes and self.max_nodes and self.min_nodes > self.max_nodes:
+            msg = f"min_nodes ({self.min_nodes}) is larger than max_nodes ({self.max_nodes})"
+            raise ValueError(msg)
+        if self.max_nodes and self.max_nodes_by_quote and self.max_nodes_by_quote < self.max_nodes:
+            msg = "max_nodes_by_quote is smaller than the self-serve max_nodes"
+            raise ValueError(msg)
+        return self
+
+
+class ProviderIn(_Strict):
+    """One `data/providers/<slug>.toml` file."""
+
+    slug: Slug
+    name: ShortText
+    url: Url
+    sources: list[SourceIn] = Field(min_length=1)
+    multi_node: MultiNodeIn
+    location: LocationIn | None = None
+    orchestration: OrchestrationIn | None = None
+    provisioning: ProvisioningIn | None = None
+    billing: BillingIn | None = None
+    storage: StorageIn | None = None
+    conflicts: list[ConflictIn] = Field(default_factory=list)
+    offers: list[OfferIn] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _offers_only_when_multi_node(self) -> ProviderIn:
+        if self.offers and self.multi_node.status is not MultiNode.YES:
+            msg = "offers are listed but multi_node.status is not 'yes'"
+            raise ValueError(msg)
+        return self
+
+
+class GpuIn(_Sourced):
+    """`[[gpus]]` in gpus.toml."""
+
+    name: ShortText
+    vendor: Literal["nvidia", "amd", "intel"]
+    memory_gib: PositiveFloat
+    memory_gb: PositiveFloat | None = None
+    aliases: list[ShortText] = Field(default_factory=list)
+    bf16_dense_tflops: PositiveFloat | None = None
+    fp8_dense_tflops: PositiveFloat | None = None
+    hbm_tbps: PositiveFloat | None = None
+    scale_up_gbs: PositiveFloat | None = None
+    price_min_usd_per_gpu_hour: PositiveFloat | None = None
+    price_max_usd_per_gpu_hour: PositiveFloat | None = None
+    note: Text | None = None
+
+
+class GpusFileIn(_Strict):
+    """gpus.toml."""
+
+    sources: list[SourceIn] = Field(min_length=1)
+    gpus: list[GpuIn] = Field(min_length=1)
+
+
+class FabricIn(_Sourced):
+    """`[[fabrics]]` in fabrics.toml."""
+
+    id: Slug
+    kind: Lax[FabricKind]
+    name: ShortText
+    per_port_gbps: PositiveFloat | None = None
+    rdma: bool | None = None
+    latency_us: PositiveFloat | None = None
+    note: Text | None = None
+
+
+class FabricsFileIn(_Strict):
+    """fabrics.toml."""
+
+    sources: list[SourceIn] = Field(min_length=1)
+    fabrics: list[FabricIn] = Field(min_length=1)

@@ -1,0 +1,1 @@
+"""Typer command groups contributed by feature packages; registered in clusterscout.cli."""

@@ -1,0 +1,291 @@
+"""Frozen domain records of the catalog: providers, offers, prices and their sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from enum import StrEnum
+from typing import Self
+
+
+class _ParseableEnum(StrEnum):
+    @classmethod
+    def parse(cls, value: str) -> Self:
+        """Tolerant parse: case, spaces and dashes are folded to the canonical value.
+
+        Raises:
+            ValueError: naming the allowed values.
+        """
+        key = value.strip().lower().replace("-", "_").replace(" ", "_")
+        for member in cls:
+            if member.value == key:
+                return member
+        allowed = ", ".join(m.value for m in cls)
+        msg = f"{value!r} is not one of: {allowed}"
+        raise ValueError(msg)
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        """All canonical values, in declaration order."""
+        return tuple(m.value for m in cls)
+
+
+class MultiNode(_ParseableEnum):
+    """Does the provider rent clusters of several nodes joined by a fabric?"""
+
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+class FabricKind(_ParseableEnum):
+    """Kind of inter-node network."""
+
+    INFINIBAND = "infiniband"
+    ROCE = "roce"
+    EFA = "efa"
+    TCPXO = "tcpxo"
+    TCPX = "tcpx"
+    ETHERNET = "ethernet"
+
+
+class PriceTier(_ParseableEnum):
+    """How a price is bought."""
+
+    ON_DEMAND = "on_demand"
+    RESERVED = "reserved"
+    SPOT = "spot"
+    CAPACITY_BLOCK = "capacity_block"
+
+
+class ProvisioningMode(_ParseableEnum):
+    """How a cluster can be obtained (filter values)."""
+
+    ON_DEMAND = "on_demand"
+    RESERVED = "reserved"
+    WAITLIST = "waitlist"
+
+
+class OrchestrationKind(_ParseableEnum):
+    """Managed schedulers a cluster can come with (filter values)."""
+
+    SLURM = "slurm"
+    KUBERNETES = "kubernetes"
+
+
+class BillingGranularity(_ParseableEnum):
+    """Smallest billed unit of time."""
+
+    PER_SECOND = "per_second"
+    PER_MINUTE = "per_minute"
+    PER_HOUR = "per_hour"
+    PER_DAY = "per_day"
+    PER_WEEK = "per_week"
+    PER_MONTH = "per_month"
+    UPFRONT = "upfront"
+
+
+class SourceKind(_ParseableEnum):
+    """Where a source sits relative to the provider."""
+
+    PRIMARY = "primary"
+    SECONDARY = "secondary"
+    CATALOG = "catalog"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A public page that states a fact, and the day it was checked."""
+
+    id: str
+    url: str
+    checked_on: date
+    kind: SourceKind = SourceKind.PRIMARY
+    title: str | None = None
+    note: str | None = None
+
+
+Sources = tuple[Source, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Orchestration:
+    """What runs the cluster: managed schedulers, NCCL set-up, or bare machines."""
+
+    managed_slurm: bool | None = None
+    managed_kubernetes: bool | None = None
+    nccl_preconfigured: bool | None = None
+    raw_vms: bool | None = None
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Provisioning:
+    """How a cluster is obtained."""
+
+    on_demand_clusters: bool | None = None
+    reserved: bool | None = None
+    reserved_terms: tuple[str, ...] = ()
+    waitlist: bool | None = None
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Billing:
+    """How usage is billed."""
+
+    granularity: BillingGranularity | None = None
+    minimum: str | None = None
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Storage:
+    """Shared storage sold next to the cluster."""
+
+    shared_filesystem: bool | None = None
+    products: tuple[str, ...] = ()
+    throughput_gbs: float | None = None
+    usd_per_gib_month: float | None = None
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """Placement claims for the nodes of one cluster."""
+
+    non_blocking: bool | None = None
+    rail_optimized: bool | None = None
+    locality: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Two sources that disagree, and what we kept."""
+
+    topic: str
+    note: str
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """One price of an offer in USD per GPU-hour."""
+
+    tier: PriceTier
+    usd_per_gpu_hour: float
+    as_of: date
+    source: Source
+    term: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A cluster product of one provider with one GPU model."""
+
+    id: str
+    local_id: str
+    provider: str
+    gpu: str
+    name: str | None = None
+    gpus_per_node: int | None = None
+    fabric: FabricKind | None = None
+    fabric_generation: str | None = None
+    per_node_gbps: float | None = None
+    gpudirect_rdma: bool | None = None
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    max_nodes_by_quote: int | None = None
+    regions: tuple[str, ...] = ()
+    note: str | None = None
+    topology: Topology = field(default_factory=Topology)
+    orchestration: Orchestration = field(default_factory=Orchestration)
+    provisioning: Provisioning = field(default_factory=Provisioning)
+    prices: tuple[Price, ...] = ()
+    field_sources: Mapping[str, Sources] = field(default_factory=dict)
+
+    @property
+    def from_usd_per_gpu_hour(self) -> float | None:
+        """Lowest listed price over all tiers, or None when nothing is priced."""
+        return min((p.usd_per_gpu_hour for p in self.prices), default=None)
+
+    @property
+    def reach_nodes(self) -> int | None:
+        """Largest cluster the offer can reach, self-serve or by quote."""
+        sizes = [n for n in (self.max_nodes, self.max_nodes_by_quote) if n is not None]
+        return max(sizes, default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """A GPU cloud and what we know about its multi-node clusters."""
+
+    slug: str
+    name: str
+    url: str
+    multi_node: MultiNode
+    multi_node_evidence: str
+    hq_country: str | None = None
+    regions: tuple[str, ...] = ()
+    orchestration: Orchestration = field(default_factory=Orchestration)
+    provisioning: Provisioning = field(default_factory=Provisioning)
+    billing: Billing = field(default_factory=Billing)
+    storage: Storage = field(default_factory=Storage)
+    conflicts: tuple[Conflict, ...] = ()
+    sources: Sources = ()
+    field_sources: Mapping[str, Sources] = field(default_factory=dict)
+    offers: tuple[Offer, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """A canonical accelerator with its published figures."""
+
+    name: str
+    vendor: str
+    memory_gib: float
+    aliases: tuple[str, ...] = ()
+    memory_gb: float | None = None
+    bf16_dense_tflops: float | None = None
+    fp8_dense_tflops: float | None = None
+    hbm_tbps: float | None = None
+    scale_up_gbs: float | None = None
+    price_min_usd_per_gpu_hour: float | None = None
+    price_max_usd_per_gpu_hour: float | None = None
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FabricSpec:
+    """A generation of interconnect, e.g. InfiniBand NDR."""
+
+    id: str
+    kind: FabricKind
+    name: str
+    per_port_gbps: float | None = None
+    rdma: bool | None = None
+    latency_us: float | None = None
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogData:
+    """Everything loaded from data/: providers, GPUs and fabrics."""
+
+    providers: tuple[Provider, ...]
+    gpus: tuple[GpuSpec, ...]
+    fabrics: tuple[FabricSpec, ...]
+
+    @property
+    def offers(self) -> tuple[Offer, ...]:
+        """All offers of all providers."""
+        return tuple(o for p in self.providers for o in p.offers)

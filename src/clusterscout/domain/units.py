@@ -1,0 +1,45 @@
+"""Unit conversions in one place, so no other module writes 1e9 or 8 by hand."""
+
+from __future__ import annotations
+
+from typing import Final
+
+BITS_PER_BYTE: Final = 8
+GIB: Final = 2**30
+SECONDS_PER_HOUR: Final = 3600.0
+
+
+def gbps_to_gbytes_per_s(gbps: float) -> float:
+    """Gigabits per second to gigabytes per second (decimal units).
+
+    >>> gbps_to_gbytes_per_s(400)
+    50.0
+    """
+    return gbps / BITS_PER_BYTE
+
+
+def bytes_to_gib(n_bytes: float) -> float:
+    """Bytes to GiB.
+
+    >>> bytes_to_gib(2**31)
+    2.0
+    """
+    return n_bytes / GIB
+
+
+def gb_to_gib(gb: float) -> float:
+    """Marketing gigabytes (10^9 bytes) to GiB.
+
+    >>> round(gb_to_gib(80), 1)
+    74.5
+    """
+    return gb * 1e9 / GIB
+
+
+def seconds_to_hours(seconds: float) -> float:
+    """Seconds to hours.
+
+    >>> seconds_to_hours(5400)
+    1.5
+    """
+    return seconds / SECONDS_PER_HOUR

@@ -1,0 +1,1 @@
+"""Price feeds that refresh catalog prices from outside catalogs."""

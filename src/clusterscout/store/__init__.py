@@ -1,0 +1,1 @@
+"""Database storage of the catalog: SQLite by default, PostgreSQL optionally."""

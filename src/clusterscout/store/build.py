@@ -1,0 +1,162 @@
+"""Load a validated catalog into the database in one transaction (idempotent rebuild)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, delete, func, insert, select
+
+from clusterscout.catalog.filters import (
+    offer_orchestrated,
+    offer_provides,
+    searchable_regions,
+)
+from clusterscout.catalog.records import offer_record, provider_record
+from clusterscout.domain.models import (
+    CatalogData,
+    MultiNode,
+    OrchestrationKind,
+    ProvisioningMode,
+)
+from clusterscout.store import migrate
+from clusterscout.store.prices import CATALOG_FEED, Observation, append, refresh_current
+from clusterscout.store.tables import meta, offers, price_observations, providers
+
+
+@dataclass(frozen=True, slots=True)
+class BuildStats:
+    """What a build wrote."""
+
+    providers: int
+    offers: int
+    prices: int
+    data_version: str
+
+
+def data_version(data_dir: Path) -> str:
+    """Content hash of every file under data/: changes whenever the catalog does."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in data_dir.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(data_dir)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _gpus_json(catalog: CatalogData) -> str:
+    # Stored with the build so the web app can resolve GPU aliases without reading data/.
+    fields = (
+        "name",
+        "vendor",
+        "memory_gib",
+        "aliases",
+        "memory_gb",
+        "bf16_dense_tflops",
+        "fp8_dense_tflops",
+        "hbm_tbps",
+        "scale_up_gbs",
+    )
+    return json.dumps([{k: getattr(g, k) for k in fields} for g in catalog.gpus])
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Apply pending migrations."""
+    with engine.begin() as conn:
+        migrate.upgrade(conn)
+
+
+def build_database(engine: Engine, catalog: CatalogData, version: str) -> BuildStats:
+    """Replace the catalog rows with ``catalog`` in a single transaction.
+
+    Price observations from feeds are kept (history survives rebuilds) unless their offer is
+    gone; catalog prices are re-recorded as observations of the ``catalog`` feed. If anything
+    raises, the transaction rolls back and the database is exactly as before.
+    """
+    ensure_schema(engine)
+    now = datetime.now(UTC)
+    offer_rows: list[dict[str, Any]] = []
+    observations: list[Observation] = []
+    for provider in catalog.providers:
+        for offer in provider.offers:
+            offer_rows.append(
+                {
+                    "id": offer.id,
+                    "provider": provider.slug,
+                    "provider_name": provider.name,
+                    "gpu": offer.gpu,
+                    "gpus_per_node": offer.gpus_per_node,
+                    "fabric": offer.fabric.value if offer.fabric else None,
+                    "per_node_gbps": offer.per_node_gbps,
+                    "gpudirect_rdma": offer.gpudirect_rdma,
+                    "min_nodes": offer.min_nodes,
+                    "max_nodes": offer.max_nodes,
+                    "max_nodes_by_quote": offer.max_nodes_by_quote,
+                    "reach_nodes": offer.reach_nodes,
+                    "multi_node": provider.multi_node is MultiNode.YES,
+                    "managed_slurm": offer_orchestrated(offer, OrchestrationKind.SLURM),
+                    "managed_kubernetes": offer_orchestrated(offer, OrchestrationKind.KUBERNETES),
+                    "on_demand": offer_provides(offer, ProvisioningMode.ON_DEMAND),
+                    "reserved": offer_provides(offer, ProvisioningMode.RESERVED),
+                    "waitlist": offer_provides(offer, ProvisioningMode.WAITLIST),
+                    "regions_text": searchable_regions(offer, provider),
+                    "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
+                    "record_json": json.dumps(offer_record(offer, provider.name)),
+                }
+            )
+            observations.extend(
+                Observation(
+                    offer_id=offer.id,
+                    tier=p.tier.value,
+                    usd_per_gpu_hour=p.usd_per_gpu_hour,
+                    as_of=p.as_of,
+                    observed_at=now,
+                    feed=CATALOG_FEED,
+                    source_url=p.source.url,
+                    term=p.term,
+                    source_checked_on=p.source.checked_on,
+                    note=p.note,
+                )
+                for p in offer.prices
+            )
+    provider_rows = [
+        {
+            "slug": p.slug,
+            "name": p.name,
+            "url": p.url,
+            "multi_node": p.multi_node.value,
+            "hq_country": p.hq_country,
+            "offer_count": len(p.offers),
+            "record_json": json.dumps(provider_record(p)),
+        }
+        for p in catalog.providers
+    ]
+    offer_ids = [o.id for o in catalog.offers]
+    with engine.begin() as conn:
+        conn.execute(delete(offers))
+        conn.execute(delete(providers))
+        conn.execute(delete(price_observations).where(price_observations.c.feed == CATALOG_FEED))
+        conn.execute(
+            delete(price_observations).where(price_observations.c.offer_id.not_in(offer_ids))
+        )
+        if provider_rows:
+            conn.execute(insert(providers), provider_rows)
+        if offer_rows:
+            conn.execute(insert(offers), offer_rows)
+        append(conn, observations)
+        refresh_current(conn, offer_ids)
+        conn.execute(delete(meta))
+        conn.execute(
+            insert(meta),
+            [
+                {"key": "data_version", "value": version},
+                {"key": "built_at", "value": now.isoformat()},
+                {"key": "gpus_json", "value": _gpus_json(catalog)},
+            ],
+        )
+        n_prices = conn.execute(select(func.count()).select_from(price_observations)).scalar_one()
+    return BuildStats(len(provider_rows), len(offer_rows), int(n_prices), version)

@@ -1,0 +1,85 @@
+"""Engines from a URL: SQLite (embedded default, WAL, time limit) or PostgreSQL."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+
+class DatabaseURLError(ValueError):
+    """The database URL cannot be used."""
+
+
+def is_sqlite(url: str) -> bool:
+    """True for sqlite URLs."""
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file behind a SQLite URL, or None for in-memory or non-SQLite databases."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    if parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
+def make_engine(url: str, *, query_time_limit_ms: int | None = None) -> Engine:
+    """Create an engine for ``url``.
+
+    SQLite gets foreign keys, WAL (readers never block a rebuild) and, when a limit is given, a
+    progress handler that aborts statements running past it (datasette's sql_time_limit_ms).
+
+    Raises:
+        DatabaseURLError: when the URL is malformed or names an unsupported backend.
+    """
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        msg = f"invalid database URL {url!r}: {exc}"
+        raise DatabaseURLError(msg) from exc
+    backend = parsed.get_backend_name()
+    if backend not in {"sqlite", "postgresql"}:
+        msg = f"unsupported database backend {backend!r} (use sqlite or postgresql)"
+        raise DatabaseURLError(msg)
+    if backend == "sqlite":
+        path = sqlite_file(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        _install_sqlite_pragmas(engine, query_time_limit_ms)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _install_sqlite_pragmas(engine: Engine, limit_ms: int | None) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=5000")
+        cursor.close()
+        if limit_ms is not None:
+            _set_time_limit(dbapi_conn, limit_ms)
+
+
+def _set_time_limit(dbapi_conn: Any, limit_ms: int) -> None:
+    state = {"deadline": 0.0}
+
+    def handler() -> int:
+        # Non-zero aborts the running statement with "interrupted".
+        return 1 if state["deadline"] and time.monotonic() > state["deadline"] else 0
+
+    dbapi_conn.set_progress_handler(handler, 10_000)
+
+    # The trace callback runs as each statement starts, so it re-arms the deadline per statement.
+    def _arm(*_: Any) -> None:
+        state["deadline"] = time.monotonic() + limit_ms / 1000
+
+    dbapi_conn.set_trace_callback(_arm)

@@ -1,0 +1,37 @@
+"""Bring a database schema to the newest Alembic revision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
+def _config(connection: Connection) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def upgrade(connection: Connection) -> None:
+    """Apply every pending migration on ``connection`` (inside the caller's transaction)."""
+    command.upgrade(_config(connection), "head")
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The revision the database is at, or None for an empty database."""
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str | None:
+    """The newest revision shipped with the code."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return ScriptDirectory.from_config(cfg).get_current_head()

@@ -1,0 +1,139 @@
+"""Price observations: append-only history and the current price derived from it."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Connection, select, update
+
+from clusterscout.store.tables import offers, price_observations
+
+CATALOG_FEED = "catalog"
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One price seen for an offer, by a feed, at a time."""
+
+    offer_id: str
+    tier: str
+    usd_per_gpu_hour: float
+    as_of: date
+    observed_at: datetime
+    feed: str
+    source_url: str
+    term: str | None = None
+    source_checked_on: date | None = None
+    note: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        """Column values for an insert."""
+        return {
+            "offer_id": self.offer_id,
+            "tier": self.tier,
+            "term": self.term,
+            "usd_per_gpu_hour": self.usd_per_gpu_hour,
+            "as_of": self.as_of,
+            "observed_at": self.observed_at,
+            "feed": self.feed,
+            "source_url": self.source_url,
+            "source_checked_on": self.source_checked_on,
+            "note": self.note,
+        }
+
+
+def append(conn: Connection, observations: Sequence[Observation]) -> None:
+    """Insert observations; history is never updated or deleted here."""
+    if observations:
+        conn.execute(price_observations.insert(), [o.row() for o in observations])
+
+
+def _row_to_price(row: Any) -> dict[str, Any]:
+    checked = row.source_checked_on or row.as_of
+    return {
+        "tier": row.tier,
+        "usd_per_gpu_hour": row.usd_per_gpu_hour,
+        "term": row.term,
+        "as_of": row.as_of.isoformat(),
+        "source": {"url": row.source_url, "checked_on": checked.isoformat()},
+        "note": row.note,
+        "feed": row.feed,
+        "observed_at": _iso(row.observed_at),
+    }
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat()
+
+
+def current_prices(conn: Connection, offer_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Newest observation per (offer, tier, term), keyed by offer id.
+
+    Newest means the latest ``as_of``, ties broken by ``observed_at`` then insertion order.
+    """
+    ids = list(offer_ids)
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    if not ids:
+        return out
+    rows = conn.execute(
+        select(price_observations)
+        .where(price_observations.c.offer_id.in_(ids))
+        .order_by(
+            price_observations.c.offer_id,
+            price_observations.c.as_of.desc(),
+            price_observations.c.observed_at.desc(),
+            price_observations.c.id.desc(),
+        )
+    ).all()
+    seen: set[tuple[str, str, str | None]] = set()
+    for row in rows:
+        key = (row.offer_id, row.tier, row.term)
+        if key in seen:
+            continue
+        seen.add(key)
+        out[row.offer_id].append(_row_to_price(row))
+    tier_order = {"on_demand": 0, "spot": 1, "capacity_block": 2, "reserved": 3}
+    for prices in out.values():
+        prices.sort(key=lambda p: (tier_order.get(p["tier"], 9), p["usd_per_gpu_hour"]))
+    return out
+
+
+def history(conn: Connection, offer_id: str) -> list[dict[str, Any]]:
+    """Every observation of an offer, newest first."""
+    rows = conn.execute(
+        select(price_observations)
+        .where(price_observations.c.offer_id == offer_id)
+        .order_by(
+            price_observations.c.observed_at.desc(),
+            price_observations.c.as_of.desc(),
+            price_observations.c.id.desc(),
+        )
+    ).all()
+    return [_row_to_price(r) for r in rows]
+
+
+def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
+    """Rewrite the denormalised current prices (record JSON and from-price column) of offers."""
+    ids = list(offer_ids)
+    current = current_prices(conn, ids)
+    rows = conn.execute(select(offers.c.id, offers.c.record_json).where(offers.c.id.in_(ids))).all()
+    for row in rows:
+        record = json.loads(row.record_json)
+        prices = current.get(row.id, [])
+        record["prices"] = prices
+        low = min((p["usd_per_gpu_hour"] for p in prices), default=None)
+        record["from_usd_per_gpu_hour"] = low
+        if prices:
+            record["sources"]["prices"] = list(
+                {p["source"]["url"]: p["source"] for p in prices}.values()
+            )
+        conn.execute(
+            update(offers)
+            .where(offers.c.id == row.id)
+            .values(record_json=json.dumps(record), from_usd_per_gpu_hour=low)
+        )

@@ -1,0 +1,148 @@
+"""Read queries over the store: the one SQL path behind the CLI, the web pages and the API."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, true
+
+from clusterscout.catalog.filters import OfferFilter, SortKey
+from clusterscout.domain.models import (
+    MultiNode,
+    OrchestrationKind,
+    ProvisioningMode,
+)
+from clusterscout.store.tables import meta, offers, providers
+
+_ORCHESTRATION_COLUMNS = {
+    OrchestrationKind.SLURM: offers.c.managed_slurm,
+    OrchestrationKind.KUBERNETES: offers.c.managed_kubernetes,
+}
+_PROVISIONING_COLUMNS = {
+    ProvisioningMode.ON_DEMAND: offers.c.on_demand,
+    ProvisioningMode.RESERVED: offers.c.reserved,
+    ProvisioningMode.WAITLIST: offers.c.waitlist,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of records and the total count that matched."""
+
+    records: list[dict[str, Any]]
+    count: int
+
+
+def offer_conditions(f: OfferFilter) -> list[ColumnElement[bool]]:
+    """SQL conditions equivalent to ``catalog.filters.matches`` (a test holds them equal)."""
+    c = offers.c
+    conds: list[ColumnElement[bool]] = []
+    if f.multi_node is not None:
+        conds.append(c.multi_node.is_(f.multi_node))
+    if f.gpu:
+        conds.append(c.gpu.in_(f.gpu))
+    if f.fabric:
+        conds.append(c.fabric.in_([x.value for x in f.fabric]))
+    if f.min_gbps is not None:
+        conds.append(c.per_node_gbps >= f.min_gbps)
+    if f.rdma is not None:
+        conds.append(c.gpudirect_rdma.is_(f.rdma))
+    conds.extend(_ORCHESTRATION_COLUMNS[k].is_(True) for k in f.orchestration)
+    if f.provisioning:
+        conds.append(or_(*(_PROVISIONING_COLUMNS[m].is_(True) for m in f.provisioning)))
+    if f.max_price is not None:
+        conds.append(c.from_usd_per_gpu_hour <= f.max_price)
+    if f.min_nodes is not None:
+        conds.append(c.reach_nodes >= f.min_nodes)
+    if f.region:
+        # LIKE needs its wildcards escaped so a user's "%" or "_" is matched literally.
+        escaped = f.region.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        conds.append(c.regions_text.like(f"%{escaped}%", escape="\\"))
+    if f.provider:
+        conds.append(c.provider.in_(f.provider))
+    return conds
+
+
+def _order(stmt: Select[Any], sort: SortKey) -> Select[Any]:
+    c = offers.c
+    # Unknown values sort last in every ordering; the id keeps pages stable.
+    if sort is SortKey.PRICE:
+        return stmt.order_by(c.from_usd_per_gpu_hour.is_(None), c.from_usd_per_gpu_hour, c.id)
+    if sort is SortKey.GBPS:
+        return stmt.order_by(c.per_node_gbps.is_(None), c.per_node_gbps.desc(), c.id)
+    if sort is SortKey.NODES:
+        return stmt.order_by(c.reach_nodes.is_(None), c.reach_nodes.desc(), c.id)
+    return stmt.order_by(c.provider_name, c.gpu, c.id)
+
+
+def list_offers(
+    conn: Connection,
+    f: OfferFilter,
+    sort: SortKey = SortKey.PRICE,
+    limit: int | None = None,
+    offset: int = 0,
+) -> Page:
+    """Offers matching ``f``, sorted, paged; ``count`` is the total before paging."""
+    where = and_(true(), *offer_conditions(f))
+    count = conn.execute(select(func.count()).select_from(offers).where(where)).scalar_one()
+    stmt = _order(select(offers.c.record_json).where(where), sort).offset(offset)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    records = [json.loads(r.record_json) for r in conn.execute(stmt)]
+    return Page(records, int(count))
+
+
+def list_providers(conn: Connection, multi_node: MultiNode | None = None) -> Page:
+    """Providers, optionally by multi-node status, by name."""
+    stmt = select(providers.c.record_json).order_by(func.lower(providers.c.name))
+    if multi_node is not None:
+        stmt = stmt.where(providers.c.multi_node == multi_node.value)
+    records = [json.loads(r.record_json) for r in conn.execute(stmt)]
+    return Page(records, len(records))
+
+
+def get_provider(conn: Connection, slug: str) -> dict[str, Any] | None:
+    """One provider with its offers, or None."""
+    row = conn.execute(select(providers.c.record_json).where(providers.c.slug == slug)).first()
+    if row is None:
+        return None
+    record: dict[str, Any] = json.loads(row.record_json)
+    record["offers"] = list_offers(conn, OfferFilter(provider=(slug,)), SortKey.PRICE).records
+    return record
+
+
+def get_providers(conn: Connection, slugs: Sequence[str]) -> list[dict[str, Any]]:
+    """Several providers with their offers, in the order asked; unknown slugs are skipped."""
+    return [rec for s in slugs if (rec := get_provider(conn, s)) is not None]
+
+
+def provider_slugs(conn: Connection) -> set[str]:
+    """Every provider slug in the store."""
+    return set(conn.execute(select(providers.c.slug)).scalars())
+
+
+def gpu_names(conn: Connection) -> list[str]:
+    """GPU models that have at least one offer."""
+    return list(conn.execute(select(offers.c.gpu).distinct().order_by(offers.c.gpu)).scalars())
+
+
+def facet_counts(conn: Connection, f: OfferFilter, column: str) -> dict[str, int]:
+    """Counts per value of a whitelisted column, under the other filters.
+
+    Raises:
+        KeyError: for a column that is not a facet.
+    """
+    col = {"gpu": offers.c.gpu, "fabric": offers.c.fabric, "provider": offers.c.provider}[column]
+    where = and_(true(), *offer_conditions(f))
+    rows = conn.execute(
+        select(col, func.count()).where(where).group_by(col).order_by(func.count().desc())
+    ).all()
+    return {str(v): int(n) for v, n in rows if v is not None}
+
+
+def read_meta(conn: Connection) -> dict[str, str]:
+    """Build metadata: data_version and built_at."""
+    return {r.key: r.value for r in conn.execute(select(meta))}

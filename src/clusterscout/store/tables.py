@@ -1,0 +1,86 @@
+"""SQLAlchemy Core tables, valid on SQLite and PostgreSQL; filter columns are indexed."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+providers = Table(
+    "providers",
+    metadata,
+    Column("slug", String(80), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("multi_node", String(16), nullable=False, index=True),
+    Column("hq_country", String(2)),
+    Column("offer_count", Integer, nullable=False),
+    # The full public record (with sources) as JSON: listing pages read it without joins.
+    Column("record_json", Text, nullable=False),
+)
+
+offers = Table(
+    "offers",
+    metadata,
+    Column("id", String(170), primary_key=True),
+    Column("provider", String(80), ForeignKey("providers.slug"), nullable=False, index=True),
+    Column("provider_name", String(200), nullable=False),
+    Column("gpu", String(80), nullable=False, index=True),
+    Column("gpus_per_node", Integer),
+    Column("fabric", String(16), index=True),
+    Column("per_node_gbps", Float, index=True),
+    Column("gpudirect_rdma", Boolean),
+    Column("min_nodes", Integer),
+    Column("max_nodes", Integer),
+    Column("max_nodes_by_quote", Integer),
+    Column("reach_nodes", Integer, index=True),
+    Column("multi_node", Boolean, nullable=False, index=True),
+    Column("managed_slurm", Boolean),
+    Column("managed_kubernetes", Boolean),
+    Column("on_demand", Boolean),
+    Column("reserved", Boolean),
+    Column("waitlist", Boolean),
+    Column("regions_text", Text, nullable=False),
+    Column("from_usd_per_gpu_hour", Float, index=True),
+    Column("record_json", Text, nullable=False),
+    Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
+)
+
+# Append-only: every price ever seen. The current price of an (offer, tier, term) is the newest
+# row. No foreign key to offers: a catalog rebuild replaces offers while history must survive.
+price_observations = Table(
+    "price_observations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("offer_id", String(170), nullable=False),
+    Column("tier", String(20), nullable=False),
+    Column("term", String(200)),
+    Column("usd_per_gpu_hour", Float, nullable=False),
+    Column("as_of", Date, nullable=False),
+    Column("observed_at", DateTime(timezone=True), nullable=False),
+    Column("feed", String(40), nullable=False),
+    Column("source_url", Text, nullable=False),
+    Column("source_checked_on", Date),
+    Column("note", Text),
+    Index("ix_price_obs_offer_tier", "offer_id", "tier", "observed_at"),
+)
