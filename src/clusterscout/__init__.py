@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
-    from clusterscout.api import Catalog as Catalog
+    from clusterscout.library import Catalog as Catalog
 
 __all__ = ["Catalog", "__version__"]
 
@@ -15,7 +15,7 @@ __all__ = ["Catalog", "__version__"]
 def __getattr__(name: str) -> Any:
     # Imported lazily so `import clusterscout` stays cheap for the CLI and the web workers.
     if name == "Catalog":
-        from clusterscout.api import Catalog  # noqa: PLC0415
+        from clusterscout.library import Catalog  # noqa: PLC0415
 
         return Catalog
     raise AttributeError(name)

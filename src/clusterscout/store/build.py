@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +114,8 @@ def build_database(engine: Engine, catalog: CatalogData, version: str) -> BuildS
                     tier=p.tier.value,
                     usd_per_gpu_hour=p.usd_per_gpu_hour,
                     as_of=p.as_of,
-                    observed_at=now,
+                    # The day curators checked the source: rebuilds stay deterministic.
+                    observed_at=datetime.combine(p.source.checked_on, time.min, tzinfo=UTC),
                     feed=CATALOG_FEED,
                     source_url=p.source.url,
                     term=p.term,

@@ -146,3 +146,9 @@ def facet_counts(conn: Connection, f: OfferFilter, column: str) -> dict[str, int
 def read_meta(conn: Connection) -> dict[str, str]:
     """Build metadata: data_version and built_at."""
     return {r.key: r.value for r in conn.execute(select(meta))}
+
+
+def count_offers(conn: Connection, f: OfferFilter) -> int:
+    """How many offers match ``f`` (facet counts for boolean and range filters)."""
+    where = and_(true(), *offer_conditions(f))
+    return int(conn.execute(select(func.count()).select_from(offers).where(where)).scalar_one())

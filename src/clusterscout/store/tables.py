@@ -84,3 +84,24 @@ price_observations = Table(
     Column("note", Text),
     Index("ix_price_obs_offer_tier", "offer_id", "tier", "observed_at"),
 )
+
+# One row per feed applied by `clusterscout refresh` (dry runs are not recorded): what it read,
+# when, whether it succeeded and, when it failed, why. Observations it added are in
+# price_observations with the same feed name.
+feed_runs = Table(
+    "feed_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("feed", String(40), nullable=False),
+    Column("input", Text),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("message", Text),
+    Column("rows_read", Integer, nullable=False),
+    Column("new_prices", Integer, nullable=False),
+    Column("changed_prices", Integer, nullable=False),
+    Column("unchanged_prices", Integer, nullable=False),
+    Column("unmatched_items", Integer, nullable=False),
+    Index("ix_feed_runs_feed_started", "feed", "started_at"),
+)

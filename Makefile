@@ -1,0 +1,76 @@
+# clusterscout — the two commands that matter: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+RUN_STAMP := $(VENV)/.run-installed
+DEV_STAMP := $(VENV)/.dev-installed
+
+.PHONY: run test check lint types fmt build-db i18n i18n-extract chromium bench clean help
+
+help:
+	@echo "make run      build the database from data/ and serve http://$(HOST):$(PORT)"
+	@echo "make test     install what the tests need and run lint, types and the whole suite"
+	@echo "make check    lint + types + tests (alias of test)"
+	@echo "make build-db rebuild the SQLite database from data/"
+	@echo "make bench    load-test the web app on loopback and print figures"
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e .
+	@touch $@
+
+$(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $@ $(RUN_STAMP)
+
+i18n: $(RUN_STAMP)
+	$(BIN)/python -m clusterscout.web.i18n compile
+
+build-db: $(RUN_STAMP)
+	$(BIN)/clusterscout build-db
+
+run: $(RUN_STAMP) i18n build-db
+	$(BIN)/clusterscout serve --host $(HOST) --port $(PORT)
+
+# Browser tests drive Debian's Chromium; install it when missing and we are root.
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "installing Debian chromium for the browser tests"; \
+	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "warning: /usr/bin/chromium missing and not root; browser tests will be skipped"; \
+	  fi; \
+	fi
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check src tests scripts bench
+	$(BIN)/ruff format --check src tests scripts bench
+
+types: $(DEV_STAMP)
+	$(BIN)/mypy
+
+fmt: $(DEV_STAMP)
+	$(BIN)/ruff format src tests scripts bench
+	$(BIN)/ruff check --fix src tests scripts bench
+
+i18n-extract: $(DEV_STAMP)
+	$(BIN)/python -m clusterscout.web.i18n extract
+
+test: $(DEV_STAMP) chromium i18n lint types
+	$(BIN)/clusterscout validate data
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+check: test
+
+bench: $(DEV_STAMP) i18n build-db
+	$(BIN)/python bench/load.py
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Pure performance and cost model: memory, collectives, step time, cost, planner (no I/O)."""

@@ -1,0 +1,232 @@
+"""Collective communication time: an alpha-beta model with two levels (NVLink, fabric).
+
+Conventions follow nccl-tests (``doc/PERFORMANCE.md`` @03a204a): ``S`` is the whole buffer in
+bytes, ``algbw = S / t`` and ``busbw = algbw * f(n)`` with ``f = 2(n-1)/n`` for all-reduce and
+``(n-1)/n`` for all-gather and reduce-scatter. Bandwidths are GB/s (10^9 bytes per second).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterscout.domain.models import FabricKind, GpuSpec
+from clusterscout.domain.units import gbps_to_gbytes_per_s
+from clusterscout.model.calibration import Calibration, FabricCalibration
+from clusterscout.model.inputs import Algorithm, ClusterSpec, CollectiveOp, CollectiveWorkload
+
+_GB = 1e9
+_RDMA_FABRICS = frozenset({FabricKind.INFINIBAND, FabricKind.ROCE, FabricKind.EFA})
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveResult:
+    """Predicted time and bandwidths of one collective (nccl-tests definitions)."""
+
+    time_s: float
+    algbw_gbs: float
+    busbw_gbs: float
+
+
+def busbw_factor(op: CollectiveOp, ranks: int) -> float:
+    """nccl-tests bus-bandwidth factor ``f(n)``.
+
+    Formula: all-reduce ``2(n-1)/n``; all-gather and reduce-scatter ``(n-1)/n``.
+    Source: NVIDIA/nccl-tests doc/PERFORMANCE.md. Assumes ``ranks >= 1`` (0 for one rank).
+    """
+    steps = (ranks - 1) / ranks
+    return 2 * steps if op is CollectiveOp.ALL_REDUCE else steps
+
+
+def nvls_capable(gpu: GpuSpec, calibration: Calibration) -> bool:
+    """True when the GPU's nodes have NVSwitch with NVLink SHARP (listed in calibration)."""
+    return gpu.name in calibration.intra_node.nvls_gpus
+
+
+def intra_node_busbw_gbs(
+    gpu: GpuSpec, op: CollectiveOp, algorithm: Algorithm, calibration: Calibration
+) -> float:
+    """Large-message bus bandwidth of a collective inside one node.
+
+    Formula: ``eta * scale_up_gbs / 2``, where ``scale_up_gbs`` is the published bidirectional
+    NVLink/xGMI rate per GPU and ``eta`` is the ring efficiency, or the NVLS efficiency for an
+    all-reduce on NVLS-capable nodes when the algorithm is ``auto``. Without a scale-up link the
+    PCIe bus bandwidth from calibration applies.
+    Source: measurements nccl-ref-1node-*, nccl-a100-1node-16GiB, nccl-h200-1node-ring-16GiB.
+    """
+    intra = calibration.intra_node
+    if gpu.scale_up_gbs is None:
+        return intra.pcie_busbw_gbs
+    one_way_gbs = gpu.scale_up_gbs / 2
+    use_nvls = (
+        op is CollectiveOp.ALL_REDUCE
+        and algorithm is Algorithm.AUTO
+        and nvls_capable(gpu, calibration)
+    )
+    return one_way_gbs * (intra.nvls_efficiency if use_nvls else intra.ring_efficiency)
+
+
+def fabric_calibration(cluster: ClusterSpec, calibration: Calibration) -> FabricCalibration:
+    """Constants of the cluster's fabric kind.
+
+    Raises:
+        ValueError: when the cluster has no fabric or no per-node bandwidth.
+    """
+    if cluster.fabric is None or cluster.per_node_gbps is None:
+        msg = "a multi-node collective needs the fabric and its per-node Gbit/s"
+        raise ValueError(msg)
+    return calibration.fabrics[cluster.fabric]
+
+
+def inter_node_busbw_gbs(
+    cluster: ClusterSpec, ranks_per_node: int, calibration: Calibration
+) -> float:
+    """Large-message bus bandwidth of the inter-node level for one group of ranks.
+
+    Formula: ``eta_fabric * (per_node_gbps / 8) * (ranks_per_node / gpus_per_node)``, times
+    ``no_gpudirect_factor`` on an RDMA fabric without GPUDirect RDMA, capped by the fabric's
+    per-node cap (TCP sockets) scaled the same way.
+    Assumptions: rail-optimised nodes (one NIC per GPU), so a group that uses ``r`` of the
+    node's ``g`` GPUs gets ``r/g`` of the NIC aggregate while the other groups run in parallel.
+    Source: perf-model-notes §3.1; measurements nccl-ref-dgx*-multinode, nccl-p6b200-4node-4GiB.
+    """
+    fab = fabric_calibration(cluster, calibration)
+    share = ranks_per_node / cluster.gpus_per_node
+    node_gbs = gbps_to_gbytes_per_s(cluster.per_node_gbps or 0.0)
+    busbw = fab.bus_efficiency * node_gbs * share
+    if cluster.gpudirect_rdma is False and cluster.fabric in _RDMA_FABRICS:
+        busbw *= calibration.no_gpudirect_factor
+    if fab.busbw_cap_gbs is not None:
+        busbw = min(busbw, fab.busbw_cap_gbs * share)
+    return busbw
+
+
+def plateau_busbw_gbs(
+    cluster: ClusterSpec,
+    op: CollectiveOp,
+    algorithm: Algorithm,
+    ranks_per_node: int,
+    nodes: int,
+    calibration: Calibration,
+) -> float:
+    """Large-message bus bandwidth of a group spanning ``nodes`` nodes.
+
+    Formula:
+      * one node: the intra-node bus bandwidth;
+      * two NVLS-capable nodes, all-reduce, algorithm auto (NCCL picks tree/NVLSTree):
+        ``min(B_in, B_net * 2(n-1)/n)`` — each node sends its reduced buffer once, so algbw
+        equals the NIC rate and busbw exceeds it (nccl-tests #196/#290);
+      * otherwise (ring, or 3+ nodes): ``min(B_in, B_net)``.
+    Source: perf-model-notes §3.1; measurements nccl-gcp-a4-2node-8GiB, nccl-a100-2node-4x200g.
+    """
+    intra = intra_node_busbw_gbs(cluster.gpu, op, algorithm, calibration)
+    if nodes == 1:
+        return intra
+    inter = inter_node_busbw_gbs(cluster, ranks_per_node, calibration)
+    ranks = ranks_per_node * nodes
+    two_node_tree = (
+        nodes == 2
+        and op is CollectiveOp.ALL_REDUCE
+        and algorithm is Algorithm.AUTO
+        and nvls_capable(cluster.gpu, calibration)
+    )
+    if two_node_tree:
+        return min(intra, inter * busbw_factor(op, ranks))
+    return min(intra, inter)
+
+
+def alpha_beta_time_s(
+    op: CollectiveOp,
+    message_bytes: float,
+    ranks: int,
+    busbw_gbs: float,
+    latency_s: float,
+    ramp_latency_s: float,
+    ll_bandwidth_fraction: float,
+) -> float:
+    """Time of one collective from the two-protocol alpha-beta model.
+
+    Formula: ``t = min(a_ll + f*S/(r_ll*B), a_bw + f*S/B)`` with ``f`` the busbw factor,
+    ``B`` the plateau bus bandwidth, ``a_ll`` the small-message latency of the low-latency
+    protocol (bandwidth ``r_ll*B``) and ``a_bw`` the effective start-up of the bandwidth
+    protocol. This mirrors NCCL choosing LL for small and Simple for large messages
+    (NVIDIA/nccl src/graph/tuning.cc: ``time = lat + bytes / bw`` per protocol).
+    Assumes ``ranks >= 2``.
+    """
+    volume_gb = busbw_factor(op, ranks) * message_bytes / _GB
+    t_ll = latency_s + volume_gb / (ll_bandwidth_fraction * busbw_gbs)
+    t_bw = ramp_latency_s + volume_gb / busbw_gbs
+    return min(t_ll, t_bw)
+
+
+def group_time_s(
+    cluster: ClusterSpec,
+    op: CollectiveOp,
+    message_bytes: float,
+    ranks_per_node: int,
+    nodes: int,
+    calibration: Calibration,
+    algorithm: Algorithm = Algorithm.AUTO,
+) -> float:
+    """Time of one collective over a group of ``ranks_per_node * nodes`` GPUs.
+
+    Uses the intra-node latencies for a one-node group and the fabric's otherwise; see
+    ``plateau_busbw_gbs`` and ``alpha_beta_time_s``. A group of one rank takes no time.
+    """
+    ranks = ranks_per_node * nodes
+    if ranks <= 1 or message_bytes <= 0:
+        return 0.0
+    busbw = plateau_busbw_gbs(cluster, op, algorithm, ranks_per_node, nodes, calibration)
+    if nodes == 1:
+        latency_s = calibration.intra_node.latency_s
+        ramp_s = calibration.intra_node.ramp_latency_s
+    else:
+        fab = fabric_calibration(cluster, calibration)
+        latency_s, ramp_s = fab.latency_s, fab.ramp_latency_s
+    return alpha_beta_time_s(
+        op, message_bytes, ranks, busbw, latency_s, ramp_s, calibration.ll_bandwidth_fraction
+    )
+
+
+def p2p_time_s(
+    cluster: ClusterSpec, message_bytes: float, inter_node: bool, calibration: Calibration
+) -> float:
+    """Time of one point-to-point send between pipeline stages.
+
+    Formula: ``a + S/B`` with ``B`` the intra-node one-way bandwidth, or the per-GPU share
+    of the fabric (``eta * per_node_gbps/8 / g``) when the stages sit on different nodes.
+    Source: perf-model-notes §3.2 (PP point-to-point).
+    """
+    if message_bytes <= 0:
+        return 0.0
+    if not inter_node:
+        busbw = intra_node_busbw_gbs(
+            cluster.gpu, CollectiveOp.ALL_GATHER, Algorithm.RING, calibration
+        )
+        return calibration.intra_node.latency_s + message_bytes / (busbw * _GB)
+    busbw = inter_node_busbw_gbs(cluster, 1, calibration)
+    latency_s = fabric_calibration(cluster, calibration).latency_s
+    return latency_s + message_bytes / (busbw * _GB)
+
+
+def collective(
+    cluster: ClusterSpec, workload: CollectiveWorkload, calibration: Calibration
+) -> CollectiveResult:
+    """One collective over every GPU of the cluster, reported like nccl-tests.
+
+    Formula: ``t`` from ``group_time_s`` with all GPUs of each node in the group;
+    ``algbw = S/t``; ``busbw = algbw * f(n)``.
+    """
+    ranks = cluster.gpus
+    t = group_time_s(
+        cluster,
+        workload.op,
+        workload.message_bytes,
+        cluster.gpus_per_node,
+        cluster.nodes,
+        calibration,
+        workload.algorithm,
+    )
+    algbw = workload.message_bytes / t / _GB
+    return CollectiveResult(
+        time_s=t, algbw_gbs=algbw, busbw_gbs=algbw * busbw_factor(workload.op, ranks)
+    )

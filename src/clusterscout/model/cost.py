@@ -1,0 +1,28 @@
+"""Job cost and time from a price, a GPU count and predicted throughput."""
+
+from __future__ import annotations
+
+from clusterscout.domain.units import SECONDS_PER_HOUR
+
+
+def job_cost_usd(usd_per_gpu_hour: float, gpus: int, hours: float) -> float:
+    """Cost of a job: ``price * GPUs * hours`` (billing for the whole allocation)."""
+    return usd_per_gpu_hour * gpus * hours
+
+
+def time_to_train_hours(tokens: float, tokens_per_s_per_gpu: float, gpus: int) -> float:
+    """Hours to process ``tokens``: ``tokens / (tokens_per_s_per_gpu * gpus) / 3600``."""
+    return tokens / (tokens_per_s_per_gpu * gpus) / SECONDS_PER_HOUR
+
+
+def cost_per_million_tokens_usd(usd_per_gpu_hour: float, tokens_per_s_per_gpu: float) -> float:
+    """USD per million tokens: ``price / (tokens_per_s_per_gpu * 3600) * 1e6``."""
+    return usd_per_gpu_hour / (tokens_per_s_per_gpu * SECONDS_PER_HOUR) * 1e6
+
+
+def effective_usd_per_gpu_hour(usd_per_gpu_hour: float, scaling_efficiency: float) -> float:
+    """Price of one GPU-hour of useful work: ``price / scaling_efficiency``.
+
+    A cluster that scales at 80% bills 1.25 GPU-hours per GPU-hour of one-node-equivalent work.
+    """
+    return usd_per_gpu_hour / scaling_efficiency

@@ -1,0 +1,178 @@
+"""Frozen inputs of the model: cluster shape, transformer shape, parallel layout, workloads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from clusterscout.domain.models import FabricKind, GpuSpec
+
+
+class CollectiveOp(StrEnum):
+    """NCCL collectives the model knows."""
+
+    ALL_REDUCE = "all_reduce"
+    ALL_GATHER = "all_gather"
+    REDUCE_SCATTER = "reduce_scatter"
+
+
+class Algorithm(StrEnum):
+    """Collective algorithm: ``auto`` lets NVLS/tree apply where NCCL would pick them."""
+
+    AUTO = "auto"
+    RING = "ring"
+
+
+class Sharding(StrEnum):
+    """Data-parallel sharding of model state (ZeRO stages; ``fsdp`` is ZeRO-3)."""
+
+    NONE = "none"
+    ZERO1 = "zero1"
+    ZERO2 = "zero2"
+    FSDP = "fsdp"
+
+
+class Recompute(StrEnum):
+    """Activation recomputation (Korthikanti et al. 2022)."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
+
+
+class Precision(StrEnum):
+    """Number format of the GEMMs."""
+
+    BF16 = "bf16"
+    FP8 = "fp8"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """Nodes of one GPU model joined by one fabric.
+
+    Attributes:
+        gpu: the accelerator.
+        gpus_per_node: GPUs in one node (one scale-up domain).
+        nodes: number of nodes.
+        fabric: inter-node fabric kind; None only when ``nodes == 1``.
+        per_node_gbps: backend (GPU) NIC aggregate per node in Gbit/s; None only when one node.
+        gpudirect_rdma: GPUDirect RDMA between NIC and GPU; None is unknown (assumed present).
+    """
+
+    gpu: GpuSpec
+    gpus_per_node: int
+    nodes: int
+    fabric: FabricKind | None = None
+    per_node_gbps: float | None = None
+    gpudirect_rdma: bool | None = None
+
+    @property
+    def gpus(self) -> int:
+        """Total GPU count."""
+        return self.gpus_per_node * self.nodes
+
+
+@dataclass(frozen=True, slots=True)
+class ModelShape:
+    """A dense decoder-only transformer.
+
+    Attributes:
+        params: parameter count including embeddings.
+        layers: transformer blocks.
+        hidden: model width.
+        heads: attention heads.
+        kv_heads: key/value heads (grouped-query attention); equals ``heads`` for MHA.
+        vocab: vocabulary size.
+        ffn_hidden: MLP inner width.
+        tied_embeddings: input and output embeddings share one matrix.
+    """
+
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    ffn_hidden: int
+    tied_embeddings: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    """Parallel layout; ``tp * pp * cp * dp`` equals the GPU count."""
+
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    dp: int = 1
+    vp: int = 1
+    sharding: Sharding = Sharding.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingWorkload:
+    """One training step of a transformer."""
+
+    model: ModelShape
+    seq_len: int
+    global_batch: int
+    micro_batch: int
+    precision: Precision
+    parallelism: Parallelism
+    recompute: Recompute
+
+    @property
+    def microbatches(self) -> int:
+        """Micro-batches per pipeline per step: ``global_batch / (dp * micro_batch)``."""
+        return self.global_batch // (self.parallelism.dp * self.micro_batch)
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Tokens processed by one step: ``global_batch * seq_len``."""
+        return self.global_batch * self.seq_len
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveWorkload:
+    """One collective over every GPU of the cluster, as nccl-tests runs it."""
+
+    op: CollectiveOp
+    message_bytes: float
+    algorithm: Algorithm = Algorithm.AUTO
+
+
+@dataclass(frozen=True, slots=True)
+class BatchWorkload:
+    """Embarrassingly parallel work (batch inference, sweeps, renders).
+
+    Attributes:
+        gpu_hours: total work measured on one GPU, in GPU-hours.
+        startup_s: per-node start-up (image pull, model load), paid once per node in parallel.
+        data_gb_per_node: input each node must read before it can work, GB.
+        storage_gbs_per_node: read throughput available to each node, GB/s.
+    """
+
+    gpu_hours: float
+    startup_s: float = 0.0
+    data_gb_per_node: float = 0.0
+    storage_gbs_per_node: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class HpcWorkload:
+    """Tightly coupled HPC step, weak-scaled, known from a one-node profile.
+
+    Attributes:
+        step_time_one_node_s: measured time of one step on one node.
+        comm_share: fraction of that step spent in collectives, in [0, 1).
+        op: the dominant collective.
+        message_bytes: its message size.
+        steps: number of steps of the job.
+    """
+
+    step_time_one_node_s: float
+    comm_share: float
+    op: CollectiveOp
+    message_bytes: float
+    steps: int = 1

@@ -1,0 +1,159 @@
+"""Memory per GPU: model state by sharding, activations by recomputation, and the fit test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterscout.domain.models import GpuSpec
+from clusterscout.domain.units import bytes_to_gib
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.inputs import Recompute, Sharding, TrainingWorkload
+
+WEIGHT_BYTES_PER_PARAM = 2.0
+"""BF16 weights (FP8 training keeps BF16 weights and adds only small FP8 copies)."""
+GRAD_BYTES_PER_PARAM = 2.0
+"""BF16 gradients."""
+OPTIMIZER_BYTES_PER_PARAM = 12.0
+"""Mixed-precision Adam: FP32 master weights, momentum and variance (ZeRO's K = 12)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBreakdown:
+    """Memory of one GPU in GiB, and whether it fits the usable capacity."""
+
+    weights_gib: float
+    grads_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    total_gib: float
+    capacity_gib: float
+    fits: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StateBytes:
+    """Bytes of model state held by one GPU."""
+
+    weights: float
+    grads: float
+    optimizer: float
+
+
+def model_state_bytes(params_per_gpu: float, sharding: Sharding, shard_ranks: int) -> StateBytes:
+    """Weights, gradients and optimizer state of one GPU under ZeRO sharding.
+
+    Formula (Psi = parameters per model-parallel rank, N = sharding ranks):
+    none ``(2 + 2 + 12) Psi``; zero1 ``(2 + 2) Psi + 12 Psi/N``; zero2 ``2 Psi + 14 Psi/N``;
+    fsdp (ZeRO-3) ``16 Psi / N``.
+    Source: Rajbhandari et al., "ZeRO", SC'20, Figure 1.
+    """
+    w = WEIGHT_BYTES_PER_PARAM * params_per_gpu
+    g = GRAD_BYTES_PER_PARAM * params_per_gpu
+    o = OPTIMIZER_BYTES_PER_PARAM * params_per_gpu
+    n = max(shard_ranks, 1)
+    if sharding is Sharding.ZERO1:
+        return StateBytes(w, g, o / n)
+    if sharding is Sharding.ZERO2:
+        return StateBytes(w, g / n, o / n)
+    if sharding is Sharding.FSDP:
+        return StateBytes(w / n, g / n, o / n)
+    return StateBytes(w, g, o)
+
+
+def activation_bytes_per_layer(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    tp: int,
+    cp: int,
+    recompute: Recompute,
+) -> float:
+    """Activation bytes one transformer layer keeps for one micro-batch (BF16).
+
+    Formula, with ``s' = s/cp`` and sequence parallelism whenever ``tp > 1``:
+    none ``s'*b*h*(34 + 5*a*s'/h) / t`` (attention scores stored, no flash attention);
+    selective ``34*s'*b*h / t`` (scores recomputed, equivalent to flash attention);
+    full ``2*s'*b*h / t`` (only the layer input is kept).
+    Source: Korthikanti et al., "Reducing Activation Recomputation", MLSys 2023, Table 2.
+    """
+    s = seq_len / cp
+    sbh = s * micro_batch * hidden
+    if recompute is Recompute.FULL:
+        return 2.0 * sbh / tp
+    if recompute is Recompute.SELECTIVE:
+        return 34.0 * sbh / tp
+    return sbh * (34.0 + 5.0 * heads * s / hidden) / tp
+
+
+def inflight_microbatches(pp: int, vp: int, microbatches: int) -> float:
+    """Micro-batches whose activations the first pipeline stage holds at once.
+
+    Formula: ``min(pp, m)`` for 1F1B, times ``1 + (pp-1)/(pp*vp)`` with interleaving.
+    Source: Korthikanti et al. 2023 §4.2.3; Narayanan et al. 2021 §2.2.
+    """
+    base = float(min(pp, max(microbatches, 1)))
+    if vp > 1 and pp > 1:
+        base *= 1.0 + (pp - 1) / (pp * vp)
+    return base
+
+
+def activation_bytes_per_gpu(workload: TrainingWorkload) -> float:
+    """Activation bytes of the busiest (first) pipeline stage.
+
+    Formula: ``per_layer * (l/pp) * inflight``; with full recompute one layer's full
+    working set (``34*s'*b*h/t``) is added for the layer being recomputed.
+    """
+    par = workload.parallelism
+    model = workload.model
+    per_layer = activation_bytes_per_layer(
+        workload.seq_len,
+        workload.micro_batch,
+        model.hidden,
+        model.heads,
+        par.tp,
+        par.cp,
+        workload.recompute,
+    )
+    layers_per_stage = model.layers / par.pp
+    total = per_layer * layers_per_stage * inflight_microbatches(
+        par.pp, par.vp, workload.microbatches
+    )
+    if workload.recompute is Recompute.FULL:
+        total += activation_bytes_per_layer(
+            workload.seq_len,
+            workload.micro_batch,
+            model.hidden,
+            model.heads,
+            par.tp,
+            par.cp,
+            Recompute.SELECTIVE,
+        )
+    return total
+
+
+def memory_per_gpu(
+    workload: TrainingWorkload, gpu: GpuSpec, calibration: Calibration
+) -> MemoryBreakdown:
+    """Memory of one GPU for a training workload and whether it fits.
+
+    Formula: ``total = state(params/(tp*pp), sharding, dp*cp) + activations``;
+    ``fits = total <= memory_gib * usable_memory_fraction``.
+    Assumptions: parameters spread evenly over TP and PP ranks (embeddings included);
+    the optimizer shards over the DP x CP group as Megatron's distributed optimizer does.
+    """
+    par = workload.parallelism
+    params_per_gpu = workload.model.params / (par.tp * par.pp)
+    state = model_state_bytes(params_per_gpu, par.sharding, par.dp * par.cp)
+    activations = activation_bytes_per_gpu(workload)
+    total = bytes_to_gib(state.weights + state.grads + state.optimizer + activations)
+    capacity = gpu.memory_gib * calibration.training.usable_memory_fraction
+    return MemoryBreakdown(
+        weights_gib=bytes_to_gib(state.weights),
+        grads_gib=bytes_to_gib(state.grads),
+        optimizer_gib=bytes_to_gib(state.optimizer),
+        activations_gib=bytes_to_gib(activations),
+        total_gib=total,
+        capacity_gib=capacity,
+        fits=total <= capacity,
+    )

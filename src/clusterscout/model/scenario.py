@@ -1,0 +1,441 @@
+"""Scenario JSON (DESIGN.md §4): validation into frozen model inputs, and GPU name look-up."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from clusterscout.domain.ids import normalise_gpu_key
+from clusterscout.domain.models import FabricKind, GpuSpec
+from clusterscout.model.defaults import complete_shape
+from clusterscout.model.inputs import (
+    Algorithm,
+    BatchWorkload,
+    CollectiveOp,
+    CollectiveWorkload,
+    HpcWorkload,
+    ModelShape,
+    Parallelism,
+    Precision,
+    Recompute,
+    Sharding,
+    TrainingWorkload,
+)
+
+MAX_NODES = 100_000
+MAX_GPUS_PER_NODE = 72
+MAX_MESSAGE_BYTES = 1e14
+KINDS = ("collective", "training", "batch", "hpc")
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class ScenarioError(ValueError):
+    """A scenario field is missing or invalid.
+
+    Attributes:
+        field: dotted path of the field at fault, e.g. ``workload.parallelism.tp``.
+        message: what is wrong, in plain words.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInput:
+    """The ``cluster`` object; the GPU is still a name (resolved by the caller)."""
+
+    gpu: str
+    gpus_per_node: int
+    nodes: int
+    fabric: FabricKind | None = None
+    per_node_gbps: float | None = None
+    gpudirect_rdma: bool | None = None
+
+    @property
+    def gpus(self) -> int:
+        """Total GPU count."""
+        return self.gpus_per_node * self.nodes
+
+
+Workload = CollectiveWorkload | TrainingWorkload | BatchWorkload | HpcWorkload
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A validated scenario."""
+
+    cluster: ClusterInput
+    workload: Workload
+
+    @property
+    def kind(self) -> str:
+        """``collective``, ``training``, ``batch`` or ``hpc``."""
+        if isinstance(self.workload, CollectiveWorkload):
+            return "collective"
+        if isinstance(self.workload, TrainingWorkload):
+            return "training"
+        if isinstance(self.workload, BatchWorkload):
+            return "batch"
+        return "hpc"
+
+
+# --- small typed readers; each raises ScenarioError naming the field -----------------------
+
+
+def _path(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _object(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ScenarioError(field or "scenario", "must be a JSON object")
+    return value
+
+
+def _no_unknown(obj: Mapping[str, Any], allowed: Iterable[str], prefix: str) -> None:
+    allowed_set = set(allowed)
+    for key in obj:
+        if key not in allowed_set:
+            names = ", ".join(sorted(allowed_set))
+            raise ScenarioError(_path(prefix, str(key)), f"unknown field (allowed: {names})")
+
+
+def _required(obj: Mapping[str, Any], key: str, prefix: str) -> Any:
+    if key not in obj or obj[key] is None:
+        raise ScenarioError(_path(prefix, key), "is required")
+    return obj[key]
+
+
+def _int(
+    obj: Mapping[str, Any],
+    key: str,
+    prefix: str,
+    *,
+    default: int | None = None,
+    minimum: int = 1,
+    maximum: int | None = None,
+) -> int:
+    field = _path(prefix, key)
+    value = obj.get(key)
+    if value is None:
+        if default is None:
+            raise ScenarioError(field, "is required")
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ScenarioError(field, "must be an integer")
+    if value < minimum:
+        raise ScenarioError(field, f"must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise ScenarioError(field, f"must be at most {maximum}")
+    return value
+
+
+def _number(
+    obj: Mapping[str, Any],
+    key: str,
+    prefix: str,
+    *,
+    default: float | None = None,
+    positive: bool = True,
+    maximum: float | None = None,
+) -> float:
+    field = _path(prefix, key)
+    value = obj.get(key)
+    if value is None:
+        if default is None:
+            raise ScenarioError(field, "is required")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(field, "must be a number")
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ScenarioError(field, "must be a finite number")
+    if positive and number <= 0:
+        raise ScenarioError(field, "must be greater than 0")
+    if not positive and number < 0:
+        raise ScenarioError(field, "must not be negative")
+    if maximum is not None and number > maximum:
+        raise ScenarioError(field, f"must be at most {maximum:g}")
+    return number
+
+
+def _enum(obj: Mapping[str, Any], key: str, prefix: str, enum: type[E], default: E | None) -> E:
+    field = _path(prefix, key)
+    value = obj.get(key)
+    if value is None:
+        if default is None:
+            raise ScenarioError(field, "is required")
+        return default
+    allowed = ", ".join(m.value for m in enum)
+    if not isinstance(value, str):
+        raise ScenarioError(field, f"must be one of: {allowed}")
+    key_norm = value.strip().lower().replace("-", "_")
+    for member in enum:
+        if member.value == key_norm:
+            return member
+    raise ScenarioError(field, f"{value!r} is not one of: {allowed}")
+
+
+def _optional_bool(obj: Mapping[str, Any], key: str, prefix: str) -> bool | None:
+    value = obj.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise ScenarioError(_path(prefix, key), "must be true, false or null")
+
+
+# --- cluster -----------------------------------------------------------------------------
+
+_CLUSTER_KEYS = ("gpu", "gpus_per_node", "nodes", "fabric", "per_node_gbps", "gpudirect_rdma")
+
+
+def parse_cluster(value: Any) -> ClusterInput:
+    """Validate the ``cluster`` object.
+
+    ``fabric`` and ``per_node_gbps`` may be null or absent only for one node.
+    """
+    obj = _object(value, "cluster")
+    _no_unknown(obj, _CLUSTER_KEYS, "cluster")
+    gpu = _required(obj, "gpu", "cluster")
+    if not isinstance(gpu, str) or not gpu.strip():
+        raise ScenarioError("cluster.gpu", "must be a GPU name")
+    gpn = _int(obj, "gpus_per_node", "cluster", default=8, maximum=MAX_GPUS_PER_NODE)
+    nodes = _int(obj, "nodes", "cluster", maximum=MAX_NODES)
+    fabric: FabricKind | None = None
+    if obj.get("fabric") is not None:
+        fabric = _enum(obj, "fabric", "cluster", FabricKind, None)
+    gbps = None
+    if obj.get("per_node_gbps") is not None:
+        gbps = _number(obj, "per_node_gbps", "cluster", maximum=1e6)
+    if nodes > 1 and fabric is None:
+        raise ScenarioError("cluster.fabric", "is required when nodes > 1")
+    if nodes > 1 and gbps is None:
+        raise ScenarioError("cluster.per_node_gbps", "is required when nodes > 1")
+    return ClusterInput(
+        gpu=gpu.strip(),
+        gpus_per_node=gpn,
+        nodes=nodes,
+        fabric=fabric,
+        per_node_gbps=gbps,
+        gpudirect_rdma=_optional_bool(obj, "gpudirect_rdma", "cluster"),
+    )
+
+
+# --- workloads ---------------------------------------------------------------------------
+
+
+def parse_collective(obj: Mapping[str, Any], cluster: ClusterInput) -> CollectiveWorkload:
+    """Validate a ``collective`` workload (op, message_bytes, optional algorithm)."""
+    prefix = "workload"
+    _no_unknown(obj, ("kind", "op", "message_bytes", "algorithm"), prefix)
+    if cluster.gpus < 2:
+        raise ScenarioError("cluster.nodes", "a collective needs at least 2 GPUs")
+    return CollectiveWorkload(
+        op=_enum(obj, "op", prefix, CollectiveOp, None),
+        message_bytes=_number(obj, "message_bytes", prefix, maximum=MAX_MESSAGE_BYTES),
+        algorithm=_enum(obj, "algorithm", prefix, Algorithm, Algorithm.AUTO),
+    )
+
+
+_MODEL_KEYS = (
+    "params",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "vocab",
+    "ffn_hidden",
+    "tied_embeddings",
+)
+
+
+def parse_model(value: Any) -> ModelShape:
+    """Validate ``workload.model``; only ``params`` is required (see ``defaults``)."""
+    prefix = "workload.model"
+    obj = _object(value, prefix)
+    _no_unknown(obj, _MODEL_KEYS, prefix)
+    params = _number(obj, "params", prefix, maximum=1e15)
+
+    def opt(key: str) -> int | None:
+        return _int(obj, key, prefix) if obj.get(key) is not None else None
+
+    layers, hidden, heads, kv_heads = opt("layers"), opt("hidden"), opt("heads"), opt("kv_heads")
+    if heads is not None and kv_heads is not None and heads % kv_heads:
+        raise ScenarioError(f"{prefix}.kv_heads", "must divide heads")
+    return complete_shape(
+        params,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        vocab=opt("vocab"),
+        ffn_hidden=opt("ffn_hidden"),
+        tied_embeddings=_optional_bool(obj, "tied_embeddings", prefix),
+    )
+
+
+_PAR_KEYS = ("tp", "pp", "cp", "vp", "dp", "sharding")
+
+
+def parse_parallelism(value: Any, gpus: int, layers: int) -> Parallelism:
+    """Validate ``workload.parallelism``; ``dp = gpus / (tp*pp*cp)`` unless given."""
+    prefix = "workload.parallelism"
+    obj = _object(value if value is not None else {}, prefix)
+    _no_unknown(obj, _PAR_KEYS, prefix)
+    tp = _int(obj, "tp", prefix, default=1)
+    pp = _int(obj, "pp", prefix, default=1)
+    cp = _int(obj, "cp", prefix, default=1)
+    vp = _int(obj, "vp", prefix, default=1)
+    if pp > layers:
+        raise ScenarioError(f"{prefix}.pp", f"must not exceed the {layers} layers")
+    if vp > 1 and pp == 1:
+        raise ScenarioError(f"{prefix}.vp", "interleaving (vp > 1) needs pp > 1")
+    if pp * vp > layers:
+        raise ScenarioError(f"{prefix}.vp", f"pp * vp must not exceed the {layers} layers")
+    replica = tp * pp * cp
+    if gpus % replica:
+        raise ScenarioError(
+            prefix, f"tp*pp*cp = {replica} must divide the cluster's {gpus} GPUs"
+        )
+    derived = gpus // replica
+    dp = _int(obj, "dp", prefix, default=derived)
+    if dp != derived:
+        raise ScenarioError(
+            f"{prefix}.dp", f"must equal gpus/(tp*pp*cp) = {derived} (got {dp})"
+        )
+    sharding = _enum(obj, "sharding", prefix, Sharding, Sharding.NONE)
+    return Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, vp=vp, sharding=sharding)
+
+
+_TRAINING_KEYS = (
+    "kind",
+    "model",
+    "seq_len",
+    "global_batch",
+    "micro_batch",
+    "precision",
+    "parallelism",
+    "recompute",
+)
+
+
+def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWorkload:
+    """Validate a ``training`` workload.
+
+    Defaults: ``micro_batch`` 1, ``precision`` bf16, every parallel degree 1 (dp derived),
+    ``sharding`` none, ``recompute`` none. ``global_batch`` must be a multiple of
+    ``dp * micro_batch`` and ``seq_len`` a multiple of ``cp``.
+    """
+    prefix = "workload"
+    _no_unknown(obj, _TRAINING_KEYS, prefix)
+    model = parse_model(_required(obj, "model", prefix))
+    seq_len = _int(obj, "seq_len", prefix, maximum=10_000_000)
+    global_batch = _int(obj, "global_batch", prefix, maximum=100_000_000)
+    micro_batch = _int(obj, "micro_batch", prefix, default=1, maximum=100_000)
+    par = parse_parallelism(obj.get("parallelism"), cluster.gpus, model.layers)
+    if seq_len % par.cp:
+        raise ScenarioError("workload.seq_len", f"must be a multiple of cp = {par.cp}")
+    if global_batch % (par.dp * micro_batch):
+        raise ScenarioError(
+            "workload.global_batch",
+            f"must be a multiple of dp * micro_batch = {par.dp * micro_batch}",
+        )
+    return TrainingWorkload(
+        model=model,
+        seq_len=seq_len,
+        global_batch=global_batch,
+        micro_batch=micro_batch,
+        precision=_enum(obj, "precision", prefix, Precision, Precision.BF16),
+        parallelism=par,
+        recompute=_enum(obj, "recompute", prefix, Recompute, Recompute.NONE),
+    )
+
+
+def parse_batch(obj: Mapping[str, Any]) -> BatchWorkload:
+    """Validate a ``batch`` (embarrassingly parallel) workload."""
+    prefix = "workload"
+    _no_unknown(
+        obj,
+        ("kind", "gpu_hours", "startup_s", "data_gb_per_node", "storage_gbs_per_node"),
+        prefix,
+    )
+    return BatchWorkload(
+        gpu_hours=_number(obj, "gpu_hours", prefix, maximum=1e9),
+        startup_s=_number(obj, "startup_s", prefix, default=0.0, positive=False, maximum=1e7),
+        data_gb_per_node=_number(
+            obj, "data_gb_per_node", prefix, default=0.0, positive=False, maximum=1e9
+        ),
+        storage_gbs_per_node=_number(
+            obj, "storage_gbs_per_node", prefix, default=1.0, maximum=1e6
+        ),
+    )
+
+
+def parse_hpc(obj: Mapping[str, Any], cluster: ClusterInput) -> HpcWorkload:
+    """Validate an ``hpc`` (tightly coupled, weak-scaled) workload."""
+    prefix = "workload"
+    _no_unknown(
+        obj,
+        ("kind", "step_time_one_node_s", "comm_share", "op", "message_bytes", "steps"),
+        prefix,
+    )
+    if cluster.gpus_per_node < 2:
+        raise ScenarioError("cluster.gpus_per_node", "an hpc profile needs at least 2 GPUs")
+    share = _number(obj, "comm_share", prefix, default=0.0, positive=False)
+    if share >= 1:
+        raise ScenarioError("workload.comm_share", "must be below 1")
+    return HpcWorkload(
+        step_time_one_node_s=_number(obj, "step_time_one_node_s", prefix, maximum=1e9),
+        comm_share=share,
+        op=_enum(obj, "op", prefix, CollectiveOp, CollectiveOp.ALL_REDUCE),
+        message_bytes=_number(obj, "message_bytes", prefix, maximum=MAX_MESSAGE_BYTES),
+        steps=_int(obj, "steps", prefix, default=1, maximum=10**12),
+    )
+
+
+def parse_scenario(obj: Mapping[str, Any]) -> Scenario:
+    """Validate a scenario object (parsed JSON) into a ``Scenario``.
+
+    Raises:
+        ScenarioError: naming the first field at fault; unknown keys are errors.
+    """
+    root = _object(obj, "")
+    _no_unknown(root, ("cluster", "workload"), "")
+    cluster = parse_cluster(_required(root, "cluster", ""))
+    workload = _object(_required(root, "workload", ""), "workload")
+    kind = workload.get("kind")
+    if kind not in KINDS:
+        raise ScenarioError("workload.kind", f"must be one of: {', '.join(KINDS)}")
+    parsed: Workload
+    if kind == "collective":
+        parsed = parse_collective(workload, cluster)
+    elif kind == "training":
+        parsed = parse_training(workload, cluster)
+    elif kind == "batch":
+        parsed = parse_batch(workload)
+    else:
+        parsed = parse_hpc(workload, cluster)
+    return Scenario(cluster=cluster, workload=parsed)
+
+
+def resolve_gpu(name: str, gpus: Sequence[GpuSpec]) -> GpuSpec:
+    """The GPU whose canonical name or alias matches ``name``.
+
+    Case, spaces, dashes and underscores are ignored (``normalise_gpu_key``).
+
+    Raises:
+        ScenarioError: with ``field="cluster.gpu"``, listing the known canonical names.
+    """
+    key = normalise_gpu_key(name)
+    for gpu in gpus:
+        if key in {normalise_gpu_key(n) for n in (gpu.name, *gpu.aliases)}:
+            return gpu
+    known = ", ".join(sorted(g.name for g in gpus))
+    raise ScenarioError("cluster.gpu", f"unknown GPU {name!r} (known: {known})")

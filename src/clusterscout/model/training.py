@@ -1,0 +1,363 @@
+"""Training step time, throughput, MFU and scaling efficiency of a transformer on a cluster."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.collectives import group_time_s, p2p_time_s
+from clusterscout.model.compute import (
+    achieved_tflops_per_gpu,
+    hardware_flops_per_token,
+    model_flops_per_token,
+    peak_tflops,
+)
+from clusterscout.model.inputs import (
+    ClusterSpec,
+    CollectiveOp,
+    Parallelism,
+    Recompute,
+    Sharding,
+    TrainingWorkload,
+)
+from clusterscout.model.memory import MemoryBreakdown, memory_per_gpu
+
+BF16_BYTES = 2.0
+_TFLOP = 1e12
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPlacement:
+    """Where the ranks of one communication group sit: ``ranks_per_node`` on ``nodes``."""
+
+    ranks_per_node: int
+    nodes: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepBreakdown:
+    """Seconds of one step by cause; ``total_s`` is their sum."""
+
+    compute_s: float
+    bubble_s: float
+    tp_comm_s: float
+    cp_comm_s: float
+    pp_comm_s: float
+    dp_comm_exposed_s: float
+
+    @property
+    def total_s(self) -> float:
+        """Step time: the sum of all parts."""
+        return (
+            self.compute_s
+            + self.bubble_s
+            + self.tp_comm_s
+            + self.cp_comm_s
+            + self.pp_comm_s
+            + self.dp_comm_exposed_s
+        )
+
+    def as_dict(self) -> Mapping[str, float]:
+        """Parts keyed as in DESIGN.md (``compute``, ``bubble``, ``tp_comm``, ...)."""
+        return {
+            "compute": self.compute_s,
+            "bubble": self.bubble_s,
+            "tp_comm": self.tp_comm_s,
+            "cp_comm": self.cp_comm_s,
+            "pp_comm": self.pp_comm_s,
+            "dp_comm_exposed": self.dp_comm_exposed_s,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingResult:
+    """Predicted performance of one training step."""
+
+    step_time_s: float
+    tokens_per_s_per_gpu: float
+    model_tflops_per_gpu: float
+    mfu: float
+    scaling_efficiency: float
+    memory_gib_per_gpu: float
+    fits: bool
+    breakdown: StepBreakdown
+    memory: MemoryBreakdown
+
+
+def place_group(size: int, stride: int, gpus_per_node: int) -> GroupPlacement:
+    """Placement of a group of ``size`` ranks whose members are ``stride`` ranks apart.
+
+    Ranks are numbered node by node; Megatron orders them tp, cp, dp, pp (tp fastest).
+    Formula: ``ranks_per_node = min(size, max(1, g // stride))``; ``nodes = ceil(size / rpn)``.
+    """
+    per_node = min(size, max(1, gpus_per_node // stride))
+    return GroupPlacement(ranks_per_node=per_node, nodes=math.ceil(size / per_node))
+
+
+def compute_time_s(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> float:
+    """GPU compute time of one step, without bubbles or communication.
+
+    Formula: ``t = F_hw * B * s / (n * achieved_tflops)`` with ``F_hw`` the hardware FLOPs per
+    token (recomputation included) and ``achieved_tflops = peak * u(h)``.
+    Source: perf-model-notes §3.2; Narayanan et al. 2021.
+    """
+    flops = hardware_flops_per_token(workload.model, workload.seq_len, workload.recompute)
+    achieved = achieved_tflops_per_gpu(
+        cluster.gpu, workload.precision, workload.model.hidden, calibration
+    )
+    return flops * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
+
+
+def bubble_time_s(compute_s: float, pp: int, vp: int, microbatches: int) -> float:
+    """Pipeline bubble of one step.
+
+    Formula: ``t_bubble = t_compute * (p - 1) / (v * m)``.
+    Source: Narayanan et al. 2021 §2.2 (1F1B and interleaved schedules).
+    """
+    return compute_s * (pp - 1) / (vp * microbatches)
+
+
+def tp_comm_time_s(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> float:
+    """Exposed tensor-parallel communication of one step.
+
+    Formula: ``(l/pp) * m * k * t_allreduce(b * s/cp * h * 2 B)`` over the TP group, with
+    ``k = 4`` all-reduces per layer per micro-batch (2 forward, 2 backward; the same volume as
+    sequence parallelism's all-gather + reduce-scatter), ``k = 6`` with full recomputation;
+    times ``1 - tp_overlap``.
+    Source: Narayanan et al. 2021 §3.2; Korthikanti et al. 2023.
+    """
+    par = workload.parallelism
+    if par.tp == 1:
+        return 0.0
+    place = place_group(par.tp, 1, cluster.gpus_per_node)
+    message = workload.micro_batch * workload.seq_len / par.cp * workload.model.hidden
+    per_op = group_time_s(
+        cluster,
+        CollectiveOp.ALL_REDUCE,
+        message * BF16_BYTES,
+        place.ranks_per_node,
+        place.nodes,
+        calibration,
+    )
+    ops = 6 if workload.recompute is Recompute.FULL else 4
+    total = workload.model.layers / par.pp * workload.microbatches * ops * per_op
+    return total * (1.0 - calibration.training.tp_overlap)
+
+
+def cp_comm_time_s(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> float:
+    """Exposed context-parallel (ring attention) communication of one step.
+
+    Formula: per layer per micro-batch one all-gather of K and V forward and an all-gather
+    plus a reduce-scatter backward, each of ``2 * b * s * h_kv * 2 B / tp`` bytes over the CP
+    group; times ``1 - cp_overlap`` (ring attention overlaps the exchange with attention).
+    Source: Megatron-Core context parallelism docs; Liu et al., "Ring Attention", 2023.
+    """
+    par = workload.parallelism
+    if par.cp == 1:
+        return 0.0
+    model = workload.model
+    place = place_group(par.cp, par.tp, cluster.gpus_per_node)
+    kv_dim = model.hidden * model.kv_heads / model.heads
+    message = 2.0 * workload.micro_batch * workload.seq_len * kv_dim * BF16_BYTES / par.tp
+    gather = group_time_s(
+        cluster, CollectiveOp.ALL_GATHER, message, place.ranks_per_node, place.nodes, calibration
+    )
+    scatter = group_time_s(
+        cluster,
+        CollectiveOp.REDUCE_SCATTER,
+        message,
+        place.ranks_per_node,
+        place.nodes,
+        calibration,
+    )
+    total = model.layers / par.pp * workload.microbatches * (2 * gather + scatter)
+    return total * (1.0 - calibration.training.cp_overlap)
+
+
+def pp_comm_time_s(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> float:
+    """Pipeline point-to-point time of one step.
+
+    Formula: ``2 * v * m * t_p2p(b * s/cp * h * 2 B / tp)`` — one activation forward and one
+    gradient backward per micro-batch per model chunk; stages sit on different nodes when
+    the pp stride ``tp*cp*dp`` reaches the node size.
+    Source: perf-model-notes §3.2 (usually negligible).
+    """
+    par = workload.parallelism
+    if par.pp == 1:
+        return 0.0
+    message = (
+        workload.micro_batch
+        * workload.seq_len
+        / par.cp
+        * workload.model.hidden
+        * BF16_BYTES
+        / par.tp
+    )
+    inter_node = par.tp * par.cp * par.dp >= cluster.gpus_per_node and cluster.nodes > 1
+    per_send = p2p_time_s(cluster, message, inter_node, calibration)
+    return 2.0 * par.vp * workload.microbatches * per_send
+
+
+def dp_overlap(cluster: ClusterSpec, nodes_in_group: int, calibration: Calibration) -> float:
+    """Fraction of data-parallel traffic that hides behind compute.
+
+    One node: the intra-node value; otherwise the fabric's (lower on TCP-class fabrics).
+    """
+    if nodes_in_group == 1 or cluster.fabric is None:
+        return calibration.intra_node.overlap
+    return calibration.fabrics[cluster.fabric].overlap
+
+
+def dp_comm_exposed_s(
+    workload: TrainingWorkload,
+    cluster: ClusterSpec,
+    compute_s: float,
+    calibration: Calibration,
+) -> float:
+    """Exposed data-parallel / FSDP communication of one step.
+
+    Formula (Psi = params/(tp*pp), group = dp*cp ranks, stride tp):
+      * none/zero1/zero2: gradients ``2 Psi`` bytes all-reduced (or reduce-scattered and
+        all-gathered, the same volume) once per step in buckets of ``dp_bucket_bytes``;
+        it overlaps one micro-batch of compute: ``max(0, t - w * t_compute/m)``;
+      * fsdp: every micro-step all-gathers the weights forward and backward and
+        reduce-scatters gradients, layer by layer (``2 Psi/(l/pp)`` bytes each), overlapping
+        the whole compute: ``max(0, m * t_micro - w * t_compute)``.
+    ``w`` is the fabric's overlap factor.
+    Source: Rajbhandari et al. 2020 (ZeRO volumes); Zhao et al. 2023 (PyTorch FSDP);
+    perf-model-notes §3.2.
+    """
+    par = workload.parallelism
+    ranks = par.dp * par.cp
+    if ranks == 1:
+        return 0.0
+    place = place_group(ranks, par.tp, cluster.gpus_per_node)
+    grad_bytes = BF16_BYTES * workload.model.params / (par.tp * par.pp)
+    omega = dp_overlap(cluster, place.nodes, calibration)
+    m = workload.microbatches
+    if par.sharding is Sharding.FSDP:
+        layers = max(workload.model.layers / par.pp, 1.0)
+        message = grad_bytes / layers
+
+        def op_time(op: CollectiveOp) -> float:
+            return group_time_s(
+                cluster, op, message, place.ranks_per_node, place.nodes, calibration
+            )
+
+        per_micro = layers * (
+            2 * op_time(CollectiveOp.ALL_GATHER) + op_time(CollectiveOp.REDUCE_SCATTER)
+        )
+        return max(0.0, m * per_micro - omega * compute_s)
+    buckets = max(1, math.ceil(grad_bytes / calibration.training.dp_bucket_bytes))
+    per_bucket = group_time_s(
+        cluster,
+        CollectiveOp.ALL_REDUCE,
+        grad_bytes / buckets,
+        place.ranks_per_node,
+        place.nodes,
+        calibration,
+    )
+    return max(0.0, buckets * per_bucket - omega * compute_s / m)
+
+
+def step_breakdown(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> StepBreakdown:
+    """All parts of one step: compute, bubble and exposed communication.
+
+    Formula: ``t_step = t_compute + t_bubble + t_tp + t_cp + t_pp + t_dp_exposed``.
+    Source: perf-model-notes §3.2.
+    """
+    compute = compute_time_s(workload, cluster, calibration)
+    par = workload.parallelism
+    return StepBreakdown(
+        compute_s=compute,
+        bubble_s=bubble_time_s(compute, par.pp, par.vp, workload.microbatches),
+        tp_comm_s=tp_comm_time_s(workload, cluster, calibration),
+        cp_comm_s=cp_comm_time_s(workload, cluster, calibration),
+        pp_comm_s=pp_comm_time_s(workload, cluster, calibration),
+        dp_comm_exposed_s=dp_comm_exposed_s(workload, cluster, compute, calibration),
+    )
+
+
+def reference_shape(
+    workload: TrainingWorkload, cluster: ClusterSpec
+) -> tuple[TrainingWorkload, ClusterSpec]:
+    """The smallest run with the same per-GPU work, used as the scaling baseline.
+
+    It keeps tp, pp, cp, vp, micro-batch and micro-batches per pipeline, and shrinks data
+    parallelism to fill ``k0`` nodes, the fewest that hold whole model replicas
+    (``k0 = lcm(tp*pp*cp, g) / g``; one node whenever a replica fits in one node).
+    """
+    par = workload.parallelism
+    replica = par.tp * par.pp * par.cp
+    nodes = math.lcm(replica, cluster.gpus_per_node) // cluster.gpus_per_node
+    dp = nodes * cluster.gpus_per_node // replica
+    if nodes >= cluster.nodes or dp >= par.dp:
+        return workload, cluster
+    batch = workload.microbatches * workload.micro_batch * dp
+    ref_workload = replace(
+        workload, global_batch=batch, parallelism=replace(par, dp=dp)
+    )
+    return ref_workload, replace(cluster, nodes=nodes)
+
+
+def scaling_efficiency(
+    workload: TrainingWorkload,
+    cluster: ClusterSpec,
+    step_time_s: float,
+    calibration: Calibration,
+) -> float:
+    """Per-GPU throughput relative to the smallest run with the same per-GPU work.
+
+    Formula: ``eff = min(1, t_step(reference) / t_step)`` — with equal work per GPU, the
+    throughput ratio ``(T/t_k)/(k*T_1/t_1)`` reduces to the step-time ratio.
+    Source: perf-model-notes §3.2 (outputs).
+    """
+    ref_workload, ref_cluster = reference_shape(workload, cluster)
+    if ref_cluster.nodes == cluster.nodes:
+        return 1.0
+    ref = step_breakdown(ref_workload, ref_cluster, calibration).total_s
+    return min(1.0, ref / step_time_s)
+
+
+def train_step(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> TrainingResult:
+    """Predict one training step: time, throughput, MFU, efficiency and memory.
+
+    Formulas: ``tokens/s/GPU = B*s/(n*t)``; ``model TFLOP/s/GPU = F_model*B*s/(n*t)``;
+    ``mfu = model TFLOP/s / dense peak in the step's precision``.
+    """
+    parts = step_breakdown(workload, cluster, calibration)
+    step = parts.total_s
+    tokens = workload.tokens_per_step
+    flops = model_flops_per_token(workload.model, workload.seq_len) * tokens
+    tflops = flops / (cluster.gpus * step) / _TFLOP
+    mem = memory_per_gpu(workload, cluster.gpu, calibration)
+    return TrainingResult(
+        step_time_s=step,
+        tokens_per_s_per_gpu=tokens / (cluster.gpus * step),
+        model_tflops_per_gpu=tflops,
+        mfu=tflops / peak_tflops(cluster.gpu, workload.precision),
+        scaling_efficiency=scaling_efficiency(workload, cluster, step, calibration),
+        memory_gib_per_gpu=mem.total_gib,
+        fits=mem.fits,
+        breakdown=parts,
+        memory=mem,
+    )
+
+
+def with_parallelism(workload: TrainingWorkload, parallelism: Parallelism) -> TrainingWorkload:
+    """The same workload under another layout."""
+    return replace(workload, parallelism=parallelism)

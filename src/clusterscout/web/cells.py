@@ -1,0 +1,135 @@
+"""Fact cells: a formatted value plus its sources, so every template shows provenance the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from clusterscout.web.i18n import N_, Formatter
+
+FABRIC_LABELS: Final = {
+    "infiniband": "InfiniBand",
+    "roce": "RoCE",
+    "efa": "EFA",
+    "tcpxo": "GPUDirect-TCPXO",
+    "tcpx": "GPUDirect-TCPX",
+    "ethernet": "Ethernet",
+}
+TIER_LABELS: Final = {
+    "on_demand": N_("on-demand"),
+    "reserved": N_("reserved"),
+    "spot": N_("spot"),
+    "capacity_block": N_("capacity block"),
+}
+PROVISIONING_LABELS: Final = {
+    "on_demand": N_("on-demand"),
+    "reserved": N_("reserved"),
+    "waitlist": N_("waitlist"),
+}
+ORCHESTRATION_LABELS: Final = {"slurm": "Slurm", "kubernetes": "Kubernetes"}
+GRANULARITY_LABELS: Final = {
+    "per_second": N_("per second"),
+    "per_minute": N_("per minute"),
+    "per_hour": N_("per hour"),
+    "per_day": N_("per day"),
+    "per_week": N_("per week"),
+    "per_month": N_("per month"),
+    "upfront": N_("upfront"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLink:
+    """A source URL with its check date, formatted for the page."""
+
+    url: str
+    checked_on: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One displayed fact: text (``unknown`` translated when null) and where it comes from."""
+
+    text: str
+    unknown: bool = False
+    sources: tuple[SourceLink, ...] = ()
+    badge: str | None = None
+    detail: str | None = None
+    sort_value: str = ""
+
+    @property
+    def source(self) -> SourceLink | None:
+        """The first (primary) source, if any."""
+        return self.sources[0] if self.sources else None
+
+
+def source_links(fmt: Formatter, refs: Iterable[Mapping[str, Any]]) -> tuple[SourceLink, ...]:
+    """Deduplicated links from ``[{url, checked_on}]``, newest check first."""
+    seen: dict[str, Mapping[str, Any]] = {}
+    for ref in refs:
+        url = str(ref.get("url", ""))
+        if url and (url not in seen or ref["checked_on"] > seen[url]["checked_on"]):
+            seen[url] = ref
+    ordered = sorted(seen.values(), key=lambda r: str(r["checked_on"]), reverse=True)
+    template = fmt.gettext("Source, checked on %(date)s")
+    return tuple(
+        SourceLink(
+            url=str(r["url"]),
+            checked_on=fmt.day(str(r["checked_on"])),
+            title=template % {"date": fmt.day(str(r["checked_on"]))},
+        )
+        for r in ordered
+    )
+
+
+def refs_for(record: Mapping[str, Any], *fields: str) -> list[Mapping[str, Any]]:
+    """The source references of ``fields`` in a record's ``sources`` object."""
+    sources = record.get("sources") or {}
+    return [ref for name in fields for ref in sources.get(name, [])]
+
+
+def unknown(fmt: Formatter) -> Cell:
+    """The translated "unknown" cell."""
+    return Cell(fmt.gettext("unknown"), unknown=True)
+
+
+def yes_no(fmt: Formatter, value: bool | None) -> str:
+    """``yes``/``no``/``unknown``, translated."""
+    if value is None:
+        return fmt.gettext("unknown")
+    return fmt.gettext("yes") if value else fmt.gettext("no")
+
+
+def fact(
+    fmt: Formatter, text: str | None, refs: Sequence[Mapping[str, Any]], **extra: Any
+) -> Cell:
+    """A cell for ``text`` with sources, or "unknown" (no sources shown for unknown)."""
+    if text is None or text == "":
+        return unknown(fmt)
+    return Cell(text, sources=source_links(fmt, refs), **extra)
+
+
+def bool_fact(fmt: Formatter, value: bool | None, refs: Sequence[Mapping[str, Any]]) -> Cell:
+    """A yes/no fact cell."""
+    return fact(fmt, None if value is None else yes_no(fmt, value), refs)
+
+
+def fabric_label(value: str | None) -> str | None:
+    """Display name of a fabric kind."""
+    return FABRIC_LABELS.get(value, value) if value else None
+
+
+def latest_check(record: Mapping[str, Any]) -> str | None:
+    """The newest ``checked_on`` over all sources of a record (ISO date)."""
+    dates = [str(ref["checked_on"]) for refs in record.get("sources", {}).values() for ref in refs]
+    return max(dates, default=None)
+
+
+def any_true(values: Iterable[bool | None]) -> bool | None:
+    """True if any is True, False if all known ones are False, None if nothing is known."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return None
+    return any(known)

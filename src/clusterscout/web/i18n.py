@@ -1,0 +1,174 @@
+"""Locales, gettext catalogs (compiled from locale/*.po), Babel formatting and negotiation.
+
+Run ``python -m clusterscout.web.i18n compile`` to compile every ``.po`` to ``.mo``; the app
+also compiles on start when a ``.mo`` is missing or older than its ``.po``.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from gettext import NullTranslations
+from pathlib import Path
+from typing import Final
+
+from babel import Locale
+from babel.dates import format_date
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.numbers import format_currency, format_decimal, format_percent
+from babel.support import Translations
+
+DEFAULT_LOCALE: Final = "en"
+# The URL prefix is the language; Portuguese follows Brazilian conventions (ADR 0004).
+KNOWN_LOCALES: Final[dict[str, Locale]] = {
+    "en": Locale.parse("en"),
+    "pt": Locale.parse("pt_BR"),
+    "es": Locale.parse("es"),
+    "fr": Locale.parse("fr"),
+    "de": Locale.parse("de"),
+}
+TRANSLATED_LOCALES: Final = tuple(k for k in KNOWN_LOCALES if k != DEFAULT_LOCALE)
+LOCALE_DIR: Final = Path(__file__).resolve().parent.parent / "locale"
+DOMAIN: Final = "messages"
+
+
+def N_(message: str) -> str:  # noqa: N802 - the gettext convention for "mark, translate later"
+    """Mark a string for extraction without translating it now."""
+    return message
+
+
+def po_path(lang: str, locale_dir: Path = LOCALE_DIR) -> Path:
+    """Where the ``.po`` file of ``lang`` lives."""
+    return locale_dir / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def compile_catalogs(locale_dir: Path = LOCALE_DIR, *, force: bool = False) -> list[Path]:
+    """Compile every ``.po`` under ``locale_dir`` whose ``.mo`` is missing or stale.
+
+    Returns:
+        The ``.mo`` files written.
+    """
+    written = []
+    for lang in TRANSLATED_LOCALES:
+        po = po_path(lang, locale_dir)
+        mo = po.with_suffix(".mo")
+        if not po.exists():
+            continue
+        if not force and mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime:
+            continue
+        with po.open("rb") as fh:
+            catalog = read_po(fh, locale=lang)
+        with mo.open("wb") as fh:
+            write_mo(fh, catalog, use_fuzzy=False)
+        written.append(mo)
+    return written
+
+
+def _in_memory(po: Path, lang: str) -> Translations:
+    # Used when the package directory is read-only and no .mo was shipped.
+    with po.open("rb") as fh:
+        catalog = read_po(fh, locale=lang)
+    buf = io.BytesIO()
+    write_mo(buf, catalog, use_fuzzy=False)
+    buf.seek(0)
+    return Translations(fp=buf, domain=DOMAIN)
+
+
+def load_translations(lang: str, locale_dir: Path = LOCALE_DIR) -> NullTranslations:
+    """The gettext translations of ``lang`` (English is the source language)."""
+    if lang == DEFAULT_LOCALE:
+        return NullTranslations()
+    po = po_path(lang, locale_dir)
+    mo = po.with_suffix(".mo")
+    if mo.exists() and (not po.exists() or mo.stat().st_mtime >= po.stat().st_mtime):
+        with mo.open("rb") as fh:
+            return Translations(fp=fh, domain=DOMAIN)
+    if po.exists():
+        try:
+            compile_catalogs(locale_dir)
+        except OSError:
+            return _in_memory(po, lang)
+        with mo.open("rb") as fh:
+            return Translations(fp=fh, domain=DOMAIN)
+    return NullTranslations()
+
+
+@dataclass(frozen=True, slots=True)
+class Formatter:
+    """Locale-bound formatting for templates and view-models (Babel only, never f-strings)."""
+
+    lang: str
+    gettext: Callable[[str], str]
+    ngettext: Callable[[str, str, int], str]
+
+    @property
+    def locale(self) -> Locale:
+        """The Babel locale behind ``lang``."""
+        return KNOWN_LOCALES[self.lang]
+
+    def usd(self, value: float) -> str:
+        """A USD amount, e.g. ``$2.49`` (en) or ``2,49 $`` (de)."""
+        return format_currency(value, "USD", locale=self.locale)
+
+    def number(self, value: float) -> str:
+        """A plain number with grouping, e.g. ``3,200`` (en) or ``3.200`` (de)."""
+        return format_decimal(value, locale=self.locale)
+
+    def percent(self, value: float) -> str:
+        """A ratio as a percentage."""
+        return format_percent(value, locale=self.locale)
+
+    def day(self, value: date | str) -> str:
+        """A date in the locale's medium format."""
+        d = date.fromisoformat(value) if isinstance(value, str) else value
+        return format_date(d, format="medium", locale=self.locale)
+
+
+def formatter(lang: str, translations: NullTranslations) -> Formatter:
+    """A Formatter for ``lang`` using ``translations``."""
+    return Formatter(lang, translations.gettext, translations.ngettext)
+
+
+def negotiate(accept_language: str | None) -> str:
+    """Pick a known locale from an ``Accept-Language`` header (default English)."""
+    if not accept_language:
+        return DEFAULT_LOCALE
+    ranked: list[tuple[float, int, str]] = []
+    for index, part in enumerate(accept_language.split(",")):
+        piece = part.strip()
+        if not piece:
+            continue
+        tag, _, params = piece.partition(";")
+        quality = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                quality = float(params[2:])
+            except ValueError:
+                quality = 0.0
+        ranked.append((-quality, index, tag.strip().lower()))
+    for neg_q, _, tag in sorted(ranked):
+        if neg_q >= 0:
+            continue
+        primary = tag.split("-")[0]
+        if primary in KNOWN_LOCALES:
+            return primary
+    return DEFAULT_LOCALE
+
+
+def main(argv: list[str]) -> int:
+    """``python -m clusterscout.web.i18n compile [--force]``."""
+    if not argv or argv[0] != "compile":
+        sys.stderr.write("usage: python -m clusterscout.web.i18n compile [--force]\n")
+        return 2
+    for mo in compile_catalogs(force="--force" in argv):
+        sys.stderr.write(f"compiled {mo}\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main(sys.argv[1:]))

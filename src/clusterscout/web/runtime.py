@@ -1,0 +1,102 @@
+"""Per-app state: settings, database engine, one Jinja environment per locale, build metadata."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
+from gettext import NullTranslations
+from pathlib import Path
+from typing import Any, Final
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlalchemy import Engine
+from starlette.requests import Request
+
+from clusterscout import __version__
+from clusterscout.settings import Settings
+from clusterscout.store import queries
+from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
+
+WEB_DIR: Final = Path(__file__).resolve().parent
+TEMPLATE_DIR: Final = WEB_DIR / "templates"
+STATIC_DIR: Final = WEB_DIR / "static"
+META_TTL_S: Final = 5.0
+
+
+def _asset_version() -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(STATIC_DIR.rglob("*")):
+        if path.is_file():
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:10]
+
+
+def _environment(translations: NullTranslations) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATE_DIR),
+        autoescape=select_autoescape(["html", "xml"]),
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.install_gettext_translations(translations, newstyle=True)  # type: ignore[attr-defined]
+    return env
+
+
+@dataclass
+class AppState:
+    """Everything a request handler needs; created once per app by ``create_app``."""
+
+    settings: Settings
+    engine: Engine
+    envs: dict[str, Environment] = field(default_factory=dict)
+    formatters: dict[str, Formatter] = field(default_factory=dict)
+    asset_version: str = ""
+    _meta: dict[str, str] = field(default_factory=dict)
+    _meta_read_at: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def create(cls, settings: Settings, engine: Engine) -> AppState:
+        """Load translations, build template environments and read the build metadata."""
+        state = cls(settings, engine, asset_version=_asset_version())
+        for lang in KNOWN_LOCALES:
+            translations = load_translations(lang)
+            state.envs[lang] = _environment(translations)
+            state.formatters[lang] = formatter(lang, translations)
+        state.meta()
+        return state
+
+    def meta(self) -> dict[str, str]:
+        """Build metadata (data_version, built_at), re-read at most every few seconds."""
+        now = time.monotonic()
+        if self._meta and now - self._meta_read_at < META_TTL_S:
+            return self._meta
+        with self._lock:
+            with self.engine.connect() as conn:
+                raw = queries.read_meta(conn)
+            self._meta = {
+                "data_version": raw.get("data_version", "unbuilt"),
+                "built_at": raw.get("built_at", ""),
+            }
+            self._meta_read_at = now
+        return self._meta
+
+    @property
+    def data_version(self) -> str:
+        """The catalog build id; ETags and caches key on it."""
+        return self.meta()["data_version"]
+
+    def render(self, lang: str, template: str, context: dict[str, Any]) -> str:
+        """Render ``template`` in ``lang``."""
+        return self.envs[lang].get_template(template).render(context)
+
+
+def state_of(request: Request) -> AppState:
+    """The AppState of the app serving ``request``."""
+    state: AppState = request.app.state.cs
+    return state

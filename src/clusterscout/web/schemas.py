@@ -1,0 +1,195 @@
+"""Published JSON shapes of the API (DESIGN section 4), declared here, not derived from the domain.
+
+Unknown facts are ``null``. ``sources`` maps a field name to ``[{url, checked_on}]``.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SourceRef(_Out):
+    """A public page and the day it was checked."""
+
+    url: str
+    checked_on: date
+
+
+Sources = dict[str, list[SourceRef]]
+
+
+class OrchestrationOut(_Out):
+    """Managed schedulers and NCCL set-up; null when unknown."""
+
+    managed_slurm: bool | None
+    managed_kubernetes: bool | None
+    nccl_preconfigured: bool | None
+    raw_vms: bool | None
+    note: str | None
+
+
+class ProvisioningOut(_Out):
+    """How a cluster is obtained; null when unknown."""
+
+    on_demand_clusters: bool | None
+    reserved: bool | None
+    reserved_terms: list[str]
+    waitlist: bool | None
+    note: str | None
+
+
+class BillingOut(_Out):
+    """Billing granularity and minimum commitment."""
+
+    granularity: str | None
+    minimum: str | None
+    note: str | None
+
+
+class StorageOut(_Out):
+    """Shared storage sold next to the cluster."""
+
+    shared_filesystem: bool | None
+    products: list[str]
+    throughput_gbs: float | None
+    usd_per_gib_month: float | None
+    note: str | None
+
+
+class TopologyOut(_Out):
+    """Placement claims for the nodes of one cluster."""
+
+    non_blocking: bool | None
+    rail_optimized: bool | None
+    locality: str | None
+
+
+class PriceOut(_Out):
+    """One current price in USD per GPU-hour."""
+
+    tier: str = Field(description="on_demand, reserved, spot or capacity_block")
+    usd_per_gpu_hour: float
+    term: str | None
+    as_of: date
+    source: SourceRef
+    note: str | None = None
+    feed: str | None = None
+    observed_at: str | None = None
+
+
+class OfferOut(_Out):
+    """A cluster offer: one provider, one GPU model, one fabric."""
+
+    id: str
+    provider: str = Field(description="provider slug")
+    provider_name: str
+    name: str | None
+    gpu: str = Field(description="canonical GPU name")
+    gpus_per_node: int | None
+    fabric: str | None
+    fabric_generation: str | None
+    per_node_gbps: float | None = Field(description="inter-node bandwidth per node, Gbit/s")
+    gpudirect_rdma: bool | None
+    min_nodes: int | None
+    max_nodes: int | None
+    max_nodes_by_quote: int | None
+    regions: list[str]
+    topology: TopologyOut
+    orchestration: OrchestrationOut
+    provisioning: ProvisioningOut
+    prices: list[PriceOut]
+    from_usd_per_gpu_hour: float | None
+    note: str | None
+    sources: Sources
+
+
+class ConflictOut(_Out):
+    """Two sources that disagree and what was kept."""
+
+    topic: str
+    note: str
+    sources: list[SourceRef]
+
+
+class ProviderOut(_Out):
+    """A provider and its sourced facts."""
+
+    slug: str
+    name: str
+    url: str
+    multi_node: str = Field(description='"yes", "no" or "unknown"')
+    multi_node_evidence: str
+    hq_country: str | None
+    regions: list[str]
+    orchestration: OrchestrationOut
+    provisioning: ProvisioningOut
+    billing: BillingOut
+    storage: StorageOut
+    conflicts: list[ConflictOut]
+    offer_count: int
+    sources: Sources
+
+
+class ProviderDetailOut(ProviderOut):
+    """A provider with its offers."""
+
+    offers: list[OfferOut]
+
+
+class ListMeta(_Out):
+    """Build metadata of the data served."""
+
+    data_version: str
+    built_at: str | None
+
+
+class OffersMeta(ListMeta):
+    """Build metadata plus the normalised query that produced the list."""
+
+    filters: dict[str, list[str]]
+    sort: str
+    limit: int
+    offset: int
+
+
+class ProvidersOut(_Out):
+    """``GET /api/v1/providers``."""
+
+    data: list[ProviderOut]
+    count: int
+    meta: ListMeta
+
+
+class OffersOut(_Out):
+    """``GET /api/v1/offers``: ``count`` is the total before paging."""
+
+    data: list[OfferOut]
+    count: int
+    meta: OffersMeta
+
+
+class ErrorBody(_Out):
+    """What went wrong and which input field is at fault (null when none is)."""
+
+    code: str
+    message: str
+    field: str | None
+
+
+class ErrorOut(_Out):
+    """Every 4xx answer of the API."""
+
+    error: ErrorBody
+
+
+class HealthOut(_Out):
+    """``GET /healthz``."""
+
+    status: str
+    data_version: str

@@ -1,0 +1,201 @@
+"""The buyer's checklist over six dimensions, per provider: facts, sources, and gaps as unknown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from clusterscout.web.cells import (
+    GRANULARITY_LABELS,
+    Cell,
+    any_true,
+    bool_fact,
+    fabric_label,
+    fact,
+    refs_for,
+)
+from clusterscout.web.i18n import N_, Formatter
+
+Record = Mapping[str, Any]
+
+DIMENSIONS: Final = (
+    ("network", N_("Network")),
+    ("topology", N_("Topology")),
+    ("orchestration", N_("Orchestration")),
+    ("provisioning", N_("Provisioning")),
+    ("billing", N_("Billing")),
+    ("storage", N_("Storage")),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One labelled fact of a dimension."""
+
+    label: str
+    cell: Cell
+
+
+@dataclass(frozen=True, slots=True)
+class Dimension:
+    """One checklist point with its facts and how many of them are known."""
+
+    key: str
+    title: str
+    facts: tuple[Fact, ...]
+    known: int
+    summary: str
+    status: str  # "known", "partial" or "unknown": a CSS hook, never shown as text
+
+
+def _offer_refs(offers: Sequence[Record], *fields: str) -> list[Record]:
+    return [ref for o in offers for ref in refs_for(o, *fields)]
+
+
+def _join(values: Sequence[str]) -> str | None:
+    return ", ".join(values) if values else None
+
+
+def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
+    _ = fmt.gettext
+    fabrics = sorted({str(fabric_label(o["fabric"])) for o in offers if o["fabric"]})
+    gbps = [o["per_node_gbps"] for o in offers if o["per_node_gbps"] is not None]
+    gbps_text = None
+    if gbps:
+        gbps_text = _("up to %(num)s Gbit/s per node") % {"num": fmt.number(max(gbps))}
+    return [
+        Fact(_("Fabric"), fact(fmt, _join(fabrics), _offer_refs(offers, "fabric"))),
+        Fact(_("Bandwidth per node"), fact(fmt, gbps_text, _offer_refs(offers, "per_node_gbps"))),
+        Fact(
+            _("GPUDirect RDMA"),
+            bool_fact(
+                fmt,
+                any_true(o["gpudirect_rdma"] for o in offers),
+                _offer_refs(offers, "gpudirect_rdma"),
+            ),
+        ),
+    ]
+
+
+def _topology(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
+    _ = fmt.gettext
+    refs = _offer_refs(offers, "topology")
+    locality = next((o["topology"]["locality"] for o in offers if o["topology"]["locality"]), None)
+    return [
+        Fact(
+            _("Non-blocking network"),
+            bool_fact(fmt, any_true(o["topology"]["non_blocking"] for o in offers), refs),
+        ),
+        Fact(
+            _("Rail-optimised"),
+            bool_fact(fmt, any_true(o["topology"]["rail_optimized"] for o in offers), refs),
+        ),
+        Fact(_("Locality"), fact(fmt, locality, refs)),
+    ]
+
+
+def _orchestration(fmt: Formatter, p: Record) -> list[Fact]:
+    _ = fmt.gettext
+    o, refs = p["orchestration"], refs_for(p, "orchestration")
+    return [
+        Fact(_("Managed Slurm"), bool_fact(fmt, o["managed_slurm"], refs)),
+        Fact(_("Managed Kubernetes"), bool_fact(fmt, o["managed_kubernetes"], refs)),
+        Fact(_("NCCL preconfigured"), bool_fact(fmt, o["nccl_preconfigured"], refs)),
+        Fact(_("Raw VMs or bare metal"), bool_fact(fmt, o["raw_vms"], refs)),
+    ]
+
+
+def _provisioning(fmt: Formatter, p: Record) -> list[Fact]:
+    _ = fmt.gettext
+    v, refs = p["provisioning"], refs_for(p, "provisioning")
+    return [
+        Fact(_("On-demand clusters"), bool_fact(fmt, v["on_demand_clusters"], refs)),
+        Fact(_("Reserved capacity"), bool_fact(fmt, v["reserved"], refs)),
+        Fact(_("Reservation terms"), fact(fmt, _join(v["reserved_terms"]), refs)),
+        Fact(_("Waitlist"), bool_fact(fmt, v["waitlist"], refs)),
+    ]
+
+
+def _billing(fmt: Formatter, p: Record) -> list[Fact]:
+    _ = fmt.gettext
+    b, refs = p["billing"], refs_for(p, "billing")
+    gran = b["granularity"]
+    gran_text = _(GRANULARITY_LABELS.get(gran, gran)) if gran else None
+    return [
+        Fact(_("Billing granularity"), fact(fmt, gran_text, refs)),
+        Fact(_("Minimum commitment"), fact(fmt, b["minimum"], refs)),
+    ]
+
+
+def _storage(fmt: Formatter, p: Record) -> list[Fact]:
+    _ = fmt.gettext
+    s, refs = p["storage"], refs_for(p, "storage")
+    tput = None
+    if s["throughput_gbs"] is not None:
+        tput = _("%(num)s GB/s") % {"num": fmt.number(s["throughput_gbs"])}
+    price = None
+    if s["usd_per_gib_month"] is not None:
+        price = _("%(price)s per GiB-month") % {"price": fmt.usd(s["usd_per_gib_month"])}
+    return [
+        Fact(_("Shared file system"), bool_fact(fmt, s["shared_filesystem"], refs)),
+        Fact(_("Storage products"), fact(fmt, _join(s["products"]), refs)),
+        Fact(_("Throughput"), fact(fmt, tput, refs)),
+        Fact(_("Storage price"), fact(fmt, price, refs)),
+    ]
+
+
+def scorecard(fmt: Formatter, provider: Record) -> list[Dimension]:
+    """The six checklist dimensions for a provider record with ``offers``."""
+    offers = provider.get("offers") or []
+    builders = {
+        "network": lambda: _network(fmt, offers),
+        "topology": lambda: _topology(fmt, offers),
+        "orchestration": lambda: _orchestration(fmt, provider),
+        "provisioning": lambda: _provisioning(fmt, provider),
+        "billing": lambda: _billing(fmt, provider),
+        "storage": lambda: _storage(fmt, provider),
+    }
+    out = []
+    for key, title in DIMENSIONS:
+        facts = tuple(builders[key]())
+        known = sum(1 for f in facts if not f.cell.unknown)
+        status = "unknown" if known == 0 else ("known" if known == len(facts) else "partial")
+        summary = fmt.gettext("%(known)s of %(total)s facts known") % {
+            "known": known,
+            "total": len(facts),
+        }
+        out.append(Dimension(key, fmt.gettext(title), facts, known, summary, status))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CompareRow:
+    """One fact across several providers."""
+
+    label: str
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CompareSection:
+    """One checklist dimension across several providers."""
+
+    key: str
+    title: str
+    rows: tuple[CompareRow, ...]
+    summaries: tuple[str, ...]
+
+
+def compare_sections(fmt: Formatter, providers: Sequence[Record]) -> list[CompareSection]:
+    """The checklist transposed: one section per dimension, one column per provider."""
+    cards = [scorecard(fmt, p) for p in providers]
+    sections = []
+    for i, (key, _title) in enumerate(DIMENSIONS):
+        dims = [card[i] for card in cards]
+        rows = tuple(
+            CompareRow(dims[0].facts[j].label, tuple(d.facts[j].cell for d in dims))
+            for j in range(len(dims[0].facts))
+        )
+        sections.append(CompareSection(key, dims[0].title, rows, tuple(d.summary for d in dims)))
+    return sections

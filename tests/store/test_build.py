@@ -1,0 +1,121 @@
+"""Building the store: one transaction, idempotent, failed loads change nothing; both backends."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import Engine, func, select, text
+
+from clusterscout.catalog.filters import OfferFilter, SortKey
+from clusterscout.catalog.load import load_catalog
+from clusterscout.services import CatalogInvalidError, build
+from clusterscout.store import queries
+from clusterscout.store.build import build_database
+from clusterscout.store.migrate import current_revision, head_revision
+from clusterscout.store.tables import metadata, offers, price_observations, providers
+
+
+def _snapshot(engine: Engine) -> tuple[dict[str, int], str]:
+    """Row counts and a content hash of every catalog table."""
+    counts: dict[str, int] = {}
+    digest = hashlib.sha256()
+    with engine.connect() as conn:
+        for table in (providers, offers, price_observations):
+            counts[table.name] = conn.execute(select(func.count()).select_from(table)).scalar_one()
+            cols = [c for c in table.c if c.name not in {"id", "observed_at"}] or list(table.c)
+            for row in conn.execute(select(*cols).order_by(*cols[:2])):
+                digest.update(repr(tuple(row)).encode())
+    return counts, digest.hexdigest()
+
+
+def test_build_loads_everything(fresh_engine: Engine, fixture_data_dir: Path) -> None:
+    stats, problems = build(fresh_engine, fixture_data_dir)
+    assert (stats.providers, stats.offers, stats.prices) == (3, 4, 4)
+    assert problems == []
+    with fresh_engine.connect() as conn:
+        assert current_revision(conn) == head_revision()
+        page = queries.list_offers(conn, OfferFilter(multi_node=True), SortKey.PRICE)
+        assert [r["id"] for r in page.records] == [
+            "alpha-a100-ib",
+            "beta-mi300x-roce",
+            "alpha-h100-ib",
+            "beta-h100-eth",  # no price sorts last
+        ]
+        h100 = page.records[2]
+        assert h100["sources"]["per_node_gbps"] == [
+            {"url": "https://alpha.example.com/clusters", "checked_on": "2026-11-20"}
+        ]
+        assert h100["from_usd_per_gpu_hour"] == 2.29
+        assert queries.read_meta(conn)["data_version"] == stats.data_version
+
+
+def test_rebuild_is_idempotent(fresh_engine: Engine, fixture_data_dir: Path) -> None:
+    build(fresh_engine, fixture_data_dir)
+    first = _snapshot(fresh_engine)
+    build(fresh_engine, fixture_data_dir)
+    assert _snapshot(fresh_engine) == first
+
+
+def test_invalid_catalog_leaves_database_unchanged(
+    fresh_engine: Engine, fixture_data_dir: Path, tmp_path: Path
+) -> None:
+    build(fresh_engine, fixture_data_dir)
+    before = _snapshot(fresh_engine)
+    broken = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, broken)
+    path = broken / "providers" / "alpha.toml"
+    path.write_text(path.read_text().replace("usd_per_gpu_hour = 2.99", "usd_per_gpu_hour = -1"))
+    with pytest.raises(CatalogInvalidError) as info:
+        build(fresh_engine, broken)
+    assert any("usd_per_gpu_hour" in p.path for p in info.value.problems)
+    assert _snapshot(fresh_engine) == before
+
+
+def test_failure_mid_load_rolls_back(
+    fresh_engine: Engine, fixture_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build(fresh_engine, fixture_data_dir)
+    before = _snapshot(fresh_engine)
+    catalog = load_catalog(fixture_data_dir).catalog
+    assert catalog is not None
+
+    import clusterscout.store.build as build_module
+
+    def explode(*_: object) -> None:
+        raise RuntimeError("disk full")
+
+    # Fails after the old rows were deleted and the new ones inserted, inside the transaction.
+    monkeypatch.setattr(build_module, "refresh_current", explode)
+    with pytest.raises(RuntimeError, match="disk full"):
+        build_database(fresh_engine, catalog, "x")
+    assert _snapshot(fresh_engine) == before
+
+
+def test_migrations_match_the_table_definitions(
+    fresh_engine: Engine, fixture_data_dir: Path
+) -> None:
+    build(fresh_engine, fixture_data_dir)
+    with fresh_engine.connect() as conn:
+        ctx = MigrationContext.configure(conn)
+        diff = [d for d in compare_metadata(ctx, metadata) if d[0] != "remove_table"]
+    assert diff == []
+
+
+def test_sqlite_time_limit_interrupts_long_queries(tmp_path: Path) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from clusterscout.store.db import make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'x.sqlite3'}", query_time_limit_ms=50)
+    slow = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT count(*) FROM c WHERE x < 1e12"
+    )
+    with engine.connect() as conn, pytest.raises(OperationalError, match="interrupted"):
+        conn.execute(text(slow))
+    engine.dispose()

@@ -1,0 +1,135 @@
+"""The command line: output formats, error messages and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clusterscout.cli import app
+from clusterscout.settings import Settings
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(fixture_settings: Settings) -> list[str]:
+    url = fixture_settings.resolved_database_url()
+    return ["--database-url", url]
+
+
+def test_validate_ok_on_fixture(fixture_data_dir: Path) -> None:
+    result = runner.invoke(app, ["validate", str(fixture_data_dir)])
+    assert result.exit_code == 0, result.output
+    assert "0 error(s)" in result.output
+
+
+def test_validate_lists_every_problem_and_exits_1(tmp_path: Path, fixture_data_dir: Path) -> None:
+    broken = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, broken)
+    alpha = broken / "providers" / "alpha.toml"
+    alpha.write_text(
+        alpha.read_text().replace("gpus_per_node = 8\n", "gpus_per_node = 8\nfoo = 1\n", 1)
+    )
+    (broken / "providers" / "beta.toml").write_text("= broken")
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert "data/providers/alpha.toml: offers[h100-ib].foo: unknown key" in lines
+    assert any(
+        line.startswith("data/providers/beta.toml: (file): malformed TOML") for line in lines
+    )
+
+
+def test_offers_json_has_sources_and_nulls(db: list[str]) -> None:
+    result = runner.invoke(app, ["offers", "--fabric", "ethernet", "--format", "json", *db])
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.stdout)
+    assert [r["id"] for r in records] == ["beta-h100-eth"]
+    record = records[0]
+    assert record["from_usd_per_gpu_hour"] is None
+    assert record["prices"] == []
+    assert record["sources"]["fabric"][0]["url"] == "https://beta.example.org/docs/multi-node"
+
+
+def test_offers_csv_parses(db: list[str]) -> None:
+    result = runner.invoke(app, ["offers", "--format", "csv", "--sort", "gbps", *db])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == 4
+    assert rows[-1]["id"] == "beta-h100-eth"  # 400 Gb/s sorts after 3200 and 1600
+    assert rows[-1]["from_usd_per_gpu_hour"] == ""
+
+
+def test_offers_table_shows_unknown(db: list[str]) -> None:
+    result = runner.invoke(app, ["offers", "--provider", "beta", *db], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "2 offers" in result.stdout
+    assert "unknown" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["offers", "--fabric", "nvlink"], "--fabric: 'nvlink' is not one of: infiniband"),
+        (["offers", "--rdma", "perhaps"], "--rdma: 'perhaps' is not a boolean"),
+        (["offers", "--min-gbps", "lots"], "--min-gbps: 'lots' is not a number"),
+        (["offers", "--gpu", "Z100"], "--gpu: unknown GPU 'Z100'"),
+        (["offers", "--sort", "best"], "--sort: 'best' is not one of"),
+        (["offers", "--format", "xml"], "--format: 'xml' is not one of: table, json, csv"),
+        (["providers", "--multi-node", "maybe"], "--multi-node: 'maybe' is not one of: yes, no"),
+        (["compare", "alpha"], "compare needs 2 to 4 distinct providers, got 1"),
+        (["compare", "alpha", "zeta"], "unknown provider(s): zeta"),
+    ],
+)
+def test_bad_flags_give_one_line_errors(db: list[str], args: list[str], message: str) -> None:
+    result = runner.invoke(app, [*args, *db])
+    assert result.exit_code == 2
+    assert message in " ".join(result.stderr.split())
+
+
+def test_providers_filter_and_json(db: list[str]) -> None:
+    result = runner.invoke(app, ["providers", "--multi-node", "no", "--format", "json", *db])
+    assert result.exit_code == 0, result.output
+    assert [r["slug"] for r in json.loads(result.stdout)] == ["gamma"]
+
+
+def test_compare_table_and_json(db: list[str]) -> None:
+    result = runner.invoke(app, ["compare", "beta", "alpha", "--format", "json", *db])
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.stdout)
+    assert [r["slug"] for r in records] == ["alpha", "beta"]
+    assert len(records[0]["offers"]) == 2
+    table = runner.invoke(app, ["compare", "alpha", "beta", *db], env={"COLUMNS": "200"})
+    assert "GPUDirect RDMA" in table.stdout
+    assert "Alpha Cloud" in table.stdout
+
+
+def test_build_db_refuses_a_broken_catalog_and_keeps_the_old_db(
+    tmp_path: Path, fixture_data_dir: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    ok = runner.invoke(
+        app, ["build-db", "--database-url", url, "--data-dir", str(fixture_data_dir)]
+    )
+    assert ok.exit_code == 0, ok.output
+    assert "built 3 providers, 4 offers" in ok.stdout
+    broken = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, broken)
+    (broken / "providers" / "alpha.toml").write_text("slug = 1")
+    bad = runner.invoke(app, ["build-db", "--database-url", url, "--data-dir", str(broken)])
+    assert bad.exit_code == 1
+    assert "the database was not changed" in bad.stderr
+    after = runner.invoke(app, ["offers", "--format", "json", "--database-url", url])
+    assert len(json.loads(after.stdout)) == 4
+
+
+def test_bad_database_url_is_reported(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["providers", "--database-url", "mysql://x/y"])
+    assert result.exit_code == 2
+    assert "unsupported database backend 'mysql'" in result.stderr

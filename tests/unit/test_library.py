@@ -1,0 +1,43 @@
+"""The Python API gives the same answers as the CLI's query path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clusterscout import Catalog
+from clusterscout.catalog.filters import FilterError
+from clusterscout.services import CatalogInvalidError
+
+
+@pytest.fixture(scope="module")
+def cat(fixture_data_dir: Path) -> Catalog:
+    return Catalog.from_data(fixture_data_dir)
+
+
+def test_offers_with_filters(cat: Catalog) -> None:
+    ids = [o["id"] for o in cat.offers(fabric="infiniband", rdma=True, sort="gbps")]
+    assert ids == ["alpha-h100-ib", "alpha-a100-ib"]
+    assert [o["id"] for o in cat.offers(gpu=["h100"], max_price=5)] == ["alpha-h100-ib"]
+
+
+def test_bad_filter_raises_naming_it(cat: Catalog) -> None:
+    with pytest.raises(FilterError) as info:
+        cat.offers(fabric="token-ring")
+    assert info.value.field == "fabric"
+
+
+def test_providers_and_compare(cat: Catalog) -> None:
+    assert [p["slug"] for p in cat.providers(multi_node="yes")] == ["alpha", "beta"]
+    detail = cat.provider("beta")
+    assert detail is not None
+    assert {o["id"] for o in detail["offers"]} == {"beta-mi300x-roce", "beta-h100-eth"}
+    assert cat.provider("nope") is None
+    assert [p["slug"] for p in cat.compare("beta", "alpha")] == ["alpha", "beta"]
+
+
+def test_from_data_refuses_invalid_catalog(tmp_path: Path) -> None:
+    (tmp_path / "providers").mkdir()
+    with pytest.raises(CatalogInvalidError):
+        Catalog.from_data(tmp_path)
