@@ -204,3 +204,12 @@ def test_run_checks_uses_the_given_day(fixture_data_dir: Path) -> None:
     assert catalog is not None
     problems = run_checks(catalog, fixture_data_dir, today=date(2026, 1, 1))
     assert any("is in the future" in p.message for p in problems)
+
+
+def test_two_prices_with_the_same_tier_and_term_are_rejected(catalog_copy: Path) -> None:
+    _edit(catalog_copy / "providers" / "alpha.toml", 'term = "1 year"\n', "")
+    _edit(catalog_copy / "providers" / "alpha.toml", 'tier = "reserved"', 'tier = "on_demand"')
+    msgs = _messages(catalog_copy)
+    assert any(
+        "offers[h100-ib].prices: 2 prices share tier 'on_demand' and term None" in m for m in msgs
+    )

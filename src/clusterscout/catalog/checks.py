@@ -174,6 +174,25 @@ def check_prices(catalog: CatalogData, data_dir: Path) -> list[Problem]:
     return problems
 
 
+def check_price_keys(catalog: CatalogData, data_dir: Path) -> list[Problem]:
+    """Each (tier, term) appears once per offer: it is the key of the current price."""
+    problems: list[Problem] = []
+    for provider in catalog.providers:
+        for offer in provider.offers:
+            counts = Counter((p.tier.value, p.term) for p in offer.prices)
+            for (tier, term), n in sorted(counts.items(), key=str):
+                if n > 1:
+                    problems.append(
+                        Problem(
+                            _provider_label(data_dir, provider.slug),
+                            f"offers[{offer.local_id}].prices",
+                            f"{n} prices share tier {tier!r} and term {term!r}; "
+                            "make the term say what differs (e.g. cluster size)",
+                        )
+                    )
+    return problems
+
+
 def check_multi_node(catalog: CatalogData, data_dir: Path) -> list[Problem]:
     """A multi-node provider lists at least one offer whose fabric is known."""
     return [
@@ -194,6 +213,7 @@ def run_checks(catalog: CatalogData, data_dir: Path, today: date | None = None) 
         *check_ids(catalog, data_dir),
         *check_references(catalog, data_dir),
         *check_prices(catalog, data_dir),
+        *check_price_keys(catalog, data_dir),
         *check_multi_node(catalog, data_dir),
         *check_dates(catalog, data_dir, today),
     ]

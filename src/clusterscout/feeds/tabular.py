@@ -121,13 +121,16 @@ def _check_layout(
 
 
 def reject_duplicates(
-    rows: Iterable[T], key: Callable[[T], Hashable], line: Callable[[T], int | None], where: str
+    rows: Iterable[T], key: Callable[[T], Hashable], locate: Callable[[T], str]
 ) -> None:
-    """Raise FeedError when two rows share a key (a repeated row would double-count a price)."""
-    seen: dict[Hashable, int | None] = {}
+    """Raise FeedError when two rows share a key (a repeated row would double-count a price).
+
+    ``locate`` names a row in messages, e.g. ``vms.csv: line 12``.
+    """
+    seen: dict[Hashable, str] = {}
     for row in rows:
         k = key(row)
         if k in seen:
-            msg = f"{where}: line {line(row)} repeats line {seen[k]} ({k}); duplicate rows"
+            msg = f"{locate(row)}: repeats {seen[k]} (same {k}); duplicate rows are rejected"
             raise FeedError(msg)
-        seen[k] = line(row)
+        seen[k] = locate(row)

@@ -1,0 +1,176 @@
+"""Read ``data/calibration.toml`` into the model's frozen ``Calibration`` value.
+
+This is the model's only I/O: the file is parsed with ``tomllib``, validated with strict
+pydantic models (unknown keys are errors, every group needs a ``sources`` note) and turned into
+``clusterscout.model.calibration.Calibration``. ``scripts/calibrate.py`` writes the file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from clusterscout.domain.models import FabricKind
+from clusterscout.model.calibration import (
+    Calibration,
+    FabricCalibration,
+    IntraNodeCalibration,
+    TrainingCalibration,
+    UtilisationCurve,
+)
+
+CALIBRATION_FILE = "calibration.toml"
+_US = 1e-6
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Fraction(_Strict):
+    sources: str = Field(min_length=1)
+
+
+class _Fabric(_Fraction):
+    bus_efficiency: float = Field(gt=0, le=1.5)
+    latency_us: float = Field(gt=0)
+    ramp_latency_us: float = Field(ge=0)
+    overlap: float = Field(ge=0, le=1)
+    busbw_cap_gbs: float | None = Field(default=None, gt=0)
+
+
+class _IntraNode(_Fraction):
+    ring_efficiency: float = Field(gt=0, le=1.5)
+    nvls_efficiency: float = Field(gt=0, le=1.5)
+    nvls_gpus: list[str]
+    pcie_busbw_gbs: float = Field(gt=0)
+    latency_us: float = Field(gt=0)
+    ramp_latency_us: float = Field(ge=0)
+    overlap: float = Field(ge=0, le=1)
+
+
+class _Curve(_Fraction):
+    u_max: float = Field(gt=0, le=1)
+    hidden_half: float = Field(ge=0)
+
+
+class _Training(_Fraction):
+    fp8_speedup: float = Field(ge=1, le=2)
+    tp_overlap: float = Field(ge=0, le=1)
+    cp_overlap: float = Field(ge=0, le=1)
+    dp_bucket_mb: float = Field(gt=0)
+    usable_memory_fraction: float = Field(gt=0, le=1)
+
+
+class _Protocol(_Fraction):
+    ll_bandwidth_fraction: float = Field(gt=0, le=1)
+    no_gpudirect_factor: float = Field(gt=0, le=1)
+
+
+class _Check(_Fraction):
+    median_abs_error_pct: float = Field(ge=0)
+    p90_abs_error_pct: float = Field(ge=0)
+    expressed: int = Field(ge=0)
+    total: int = Field(ge=0)
+
+
+class _File(_Strict):
+    schema_version: int = Field(ge=1, le=1)
+    note: str = ""
+    protocol: _Protocol
+    intra_node: _IntraNode
+    fabrics: dict[FabricKind, _Fabric]
+    utilisation: dict[str, _Curve]
+    training: _Training
+    check: _Check
+
+
+class CalibrationError(ValueError):
+    """The calibration file is missing or invalid; the message lists every problem."""
+
+
+def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
+    """Parse calibration TOML text.
+
+    Raises:
+        CalibrationError: naming ``origin`` and every invalid key path.
+    """
+    try:
+        raw = tomllib.loads(text)
+        data = _File.model_validate(raw)
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"{origin}: {exc}"
+        raise CalibrationError(msg) from exc
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        msg = f"{origin}: {problems}"
+        raise CalibrationError(msg) from exc
+    missing = [k.value for k in FabricKind if k not in data.fabrics]
+    if missing or "default" not in data.utilisation:
+        what = ", ".join([f"fabrics.{m}" for m in missing] + (
+            [] if "default" in data.utilisation else ["utilisation.default"]
+        ))
+        msg = f"{origin}: missing {what}"
+        raise CalibrationError(msg)
+    intra = data.intra_node
+    curves = {
+        name: UtilisationCurve(c.u_max, c.hidden_half, c.sources)
+        for name, c in data.utilisation.items()
+    }
+    return Calibration(
+        fabrics={
+            kind: FabricCalibration(
+                bus_efficiency=f.bus_efficiency,
+                latency_s=f.latency_us * _US,
+                ramp_latency_s=f.ramp_latency_us * _US,
+                overlap=f.overlap,
+                busbw_cap_gbs=f.busbw_cap_gbs,
+                sources=f.sources,
+            )
+            for kind, f in data.fabrics.items()
+        },
+        intra_node=IntraNodeCalibration(
+            ring_efficiency=intra.ring_efficiency,
+            nvls_efficiency=intra.nvls_efficiency,
+            nvls_gpus=tuple(intra.nvls_gpus),
+            pcie_busbw_gbs=intra.pcie_busbw_gbs,
+            latency_s=intra.latency_us * _US,
+            ramp_latency_s=intra.ramp_latency_us * _US,
+            overlap=intra.overlap,
+            sources=intra.sources,
+        ),
+        utilisation={k: v for k, v in curves.items() if k != "default"},
+        default_utilisation=curves["default"],
+        training=TrainingCalibration(
+            fp8_speedup=data.training.fp8_speedup,
+            tp_overlap=data.training.tp_overlap,
+            cp_overlap=data.training.cp_overlap,
+            dp_bucket_bytes=data.training.dp_bucket_mb * 1e6,
+            usable_memory_fraction=data.training.usable_memory_fraction,
+            sources=data.training.sources,
+        ),
+        ll_bandwidth_fraction=data.protocol.ll_bandwidth_fraction,
+        no_gpudirect_factor=data.protocol.no_gpudirect_factor,
+        median_abs_error_pct=data.check.median_abs_error_pct,
+        p90_abs_error_pct=data.check.p90_abs_error_pct,
+        sources={"protocol": data.protocol.sources, "check": data.check.sources},
+    )
+
+
+def load_calibration(data_dir: Path) -> Calibration:
+    """Read ``<data_dir>/calibration.toml``.
+
+    Raises:
+        CalibrationError: when the file is missing or invalid.
+    """
+    path = data_dir / CALIBRATION_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        msg = f"{path}: cannot read ({exc.strerror})"
+        raise CalibrationError(msg) from exc
+    return parse_calibration(text, str(path))

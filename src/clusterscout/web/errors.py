@@ -1,0 +1,131 @@
+"""Error answers: ``{"error": {code, message, field}}`` under /api, a localized page elsewhere."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from clusterscout.catalog.filters import FILTER_NAMES, FilterError
+from clusterscout.web.i18n import DEFAULT_LOCALE, KNOWN_LOCALES
+from clusterscout.web.runtime import state_of
+
+log = logging.getLogger(__name__)
+
+API_PREFIX: Final = "/api/"
+_STATUS_CODES: Final = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+_KNOWN_PARAMS: Final = frozenset({*FILTER_NAMES, "sort", "limit", "offset"})
+
+
+class ApiError(Exception):
+    """A client error with a machine code, a message and the input field at fault."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+def error_json(status: int, code: str, message: str, field: str | None) -> JSONResponse:
+    """The API error body."""
+    body = {"error": {"code": code, "message": message, "field": field}}
+    return JSONResponse(body, status_code=status)
+
+
+def filter_error_code(exc: FilterError) -> str:
+    """``unknown_filter`` for a parameter we do not know, else ``invalid_filter``."""
+    if exc.field not in _KNOWN_PARAMS:
+        return "unknown_filter"
+    if exc.field in {"limit", "offset"}:
+        return "invalid_parameter"
+    return "invalid_filter"
+
+
+def _lang_of(request: Request) -> str:
+    first = request.url.path.strip("/").split("/", 1)[0]
+    return first if first in KNOWN_LOCALES else DEFAULT_LOCALE
+
+
+def error_page(request: Request, status: int, message: str | None = None) -> HTMLResponse:
+    """A localized error page."""
+    from clusterscout.web.pages_common import base_context  # noqa: PLC0415 - avoids a cycle
+
+    lang = _lang_of(request)
+    context: dict[str, Any] = base_context(request, lang, None)
+    context.update(status=status, message=message)
+    html = state_of(request).render(lang, "pages/error.html", context)
+    return HTMLResponse(html, status_code=status)
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith(API_PREFIX)
+
+
+def _location(loc: tuple[Any, ...] | list[Any]) -> str | None:
+    parts = [str(p) for p in loc if p not in {"body", "query", "path", "header"}]
+    return ".".join(parts) or None
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that give every error its contract shape."""
+
+    async def on_api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)  # noqa: S101 - registered for ApiError only
+        if not _is_api(request):
+            return error_page(request, exc.status, exc.message)
+        return error_json(exc.status, exc.code, exc.message, exc.field)
+
+    async def on_filter_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, FilterError)  # noqa: S101
+        if not _is_api(request):
+            return error_page(request, 400, str(exc))
+        return error_json(400, filter_error_code(exc), str(exc), exc.field)
+
+    async def on_validation(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)  # noqa: S101
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        field = _location(first.get("loc", ()))
+        message = str(first.get("msg", "invalid input"))
+        code = "invalid_json" if first.get("type") == "json_invalid" else "invalid_input"
+        if not _is_api(request):
+            return error_page(request, 400, message)
+        return error_json(400, code, f"{field}: {message}" if field else message, field)
+
+    async def on_http(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)  # noqa: S101
+        status = exc.status_code if 400 <= exc.status_code < 500 else 400
+        if not _is_api(request):
+            response = error_page(request, status)
+        else:
+            code = _STATUS_CODES.get(status, "bad_request")
+            response = error_json(status, code, str(exc.detail), None)
+        for key, value in (exc.headers or {}).items():
+            response.headers[key] = value
+        return response
+
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        # A bug, not bad input; logged with its traceback. Contract shape even so.
+        log.exception("unhandled error on %s", request.url.path, exc_info=exc)
+        if not _is_api(request):
+            return error_page(request, 500)
+        return error_json(500, "internal_error", "internal error", None)
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(FilterError, on_filter_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(Exception, on_unexpected)

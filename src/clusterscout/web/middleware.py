@@ -1,0 +1,101 @@
+"""ASGI middleware: security headers on every response; ETag + Cache-Control keyed on data_version.
+
+A GET whose ``If-None-Match`` carries the current ETag is answered 304 without running the
+handler: the ETag is a hash of the catalog build id, the static asset version and the URL, so it
+changes exactly when the data, the code's assets or the request change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Final
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+CSP: Final = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS: Final = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"strict-origin-when-cross-origin"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+)
+PAGE_CACHE: Final = b"public, max-age=60, stale-while-revalidate=300"
+STATIC_CACHE: Final = b"public, max-age=31536000, immutable"
+_NO_ETAG_PATHS: Final = frozenset({"/", "/healthz"})
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return ""
+
+
+class HeadersMiddleware:
+    """Adds security headers, and caching headers with conditional GET, to every response."""
+
+    def __init__(self, app: ASGIApp, version: Callable[[], str]) -> None:
+        self.app = app
+        self.version = version
+
+    def _etag(self, scope: Scope) -> str:
+        key = "|".join(
+            (
+                self.version(),
+                scope.get("path", ""),
+                scope.get("query_string", b"").decode("latin-1"),
+                _header(scope, b"hx-request"),
+                _header(scope, b"hx-history-restore-request"),
+            )
+        )
+        return 'W/"' + hashlib.sha256(key.encode()).hexdigest()[:24] + '"'
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope.get("path", "")
+        is_static = path.startswith("/static/")
+        etag = None
+        if scope["method"] in {"GET", "HEAD"} and not is_static and path not in _NO_ETAG_PATHS:
+            etag = self._etag(scope)
+            match = _header(scope, b"if-none-match")
+            if match and etag in {m.strip() for m in match.split(",")}:
+                await self._not_modified(send, etag)
+                return
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {k.lower() for k, _ in headers}
+                headers.extend(h for h in SECURITY_HEADERS if h[0] not in names)
+                status = message["status"]
+                if is_static and status == 200:
+                    headers.append((b"cache-control", STATIC_CACHE))
+                elif etag is not None and status == 200 and b"cache-control" not in names:
+                    headers.append((b"etag", etag.encode()))
+                    headers.append((b"cache-control", PAGE_CACHE))
+                    headers.append((b"vary", b"HX-Request, Accept-Encoding"))
+                elif b"cache-control" not in names:
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_wrapper)
+
+    async def _not_modified(self, send: Send, etag: str) -> None:
+        headers = [
+            (b"etag", etag.encode()),
+            (b"cache-control", PAGE_CACHE),
+            (b"vary", b"HX-Request, Accept-Encoding"),
+            *SECURITY_HEADERS,
+        ]
+        await send({"type": "http.response.start", "status": 304, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})

@@ -1,0 +1,72 @@
+"""What every page template gets: language, alternates, canonical URL, navigation state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from starlette.requests import Request
+
+from clusterscout.web.i18n import KNOWN_LOCALES
+from clusterscout.web.runtime import state_of
+
+LANGUAGE_NAMES: Final = {
+    "en": "English",
+    "pt": "Português",
+    "es": "Español",
+    "fr": "Français",
+    "de": "Deutsch",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Alternate:
+    """The same page in another language."""
+
+    lang: str
+    name: str
+    href: str
+    current: bool
+
+
+def origin(request: Request) -> str:
+    """``scheme://host`` of the request, for absolute canonical and hreflang URLs."""
+    return str(request.base_url).rstrip("/")
+
+
+def base_context(
+    request: Request, lang: str, tail: str | None, query: str = "", *, section: str = ""
+) -> dict[str, Any]:
+    """Context shared by all pages.
+
+    Args:
+        request: the request being answered.
+        lang: the page language.
+        tail: the path after ``/{lang}/`` (e.g. ``"multi-node/"``); None for pages with no
+            language alternates (errors).
+        query: the canonical query string, with its ``?``.
+        section: the navigation item to mark as current.
+    """
+    st = state_of(request)
+    base = origin(request)
+    alternates = []
+    if tail is not None:
+        alternates = [
+            Alternate(code, LANGUAGE_NAMES[code], f"/{code}/{tail}{query}", code == lang)
+            for code in KNOWN_LOCALES
+        ]
+    meta = st.meta()
+    fmt = st.formatters[lang]
+    built = meta.get("built_at", "")[:10]
+    return {
+        "lang": lang,
+        "origin": base,
+        "canonical": f"{base}/{lang}/{tail}{query}" if tail is not None else None,
+        "x_default": f"{base}/en/{tail}{query}" if tail is not None else None,
+        "alternates": alternates,
+        "section": section,
+        "asset_version": st.asset_version,
+        "data_version": meta["data_version"],
+        "built_on": fmt.day(built) if built else "",
+        "fmt": fmt,
+    }
