@@ -23,6 +23,8 @@ from clusterscout.catalog.exports import (
 from clusterscout.catalog.filters import FilterError
 from clusterscout.catalog.load import load_catalog
 from clusterscout.catalog.problems import Severity, has_errors
+from clusterscout.commands import model as model_commands
+from clusterscout.commands.feeds import register as register_feeds
 from clusterscout.domain.models import MultiNode
 from clusterscout.services import (
     CatalogInvalidError,
@@ -371,6 +373,10 @@ def serve(
         workers=workers,
         log_level="warning",
     )
+
+
+model_commands.register(app, _engine)
+register_feeds(app)
 
 
 def main() -> None:  # pragma: no cover

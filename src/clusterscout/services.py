@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, inspect
 
+from clusterscout.catalog.calibration import parse_calibration
 from clusterscout.catalog.checks import gpu_index
 from clusterscout.catalog.filters import OfferFilter, SortKey, parse_filter, parse_sort
 from clusterscout.catalog.load import load_catalog
@@ -36,7 +37,13 @@ def build(engine: Engine, data_dir: Path) -> tuple[BuildStats, list[Problem]]:
     result = load_catalog(data_dir)
     if result.catalog is None or has_errors(result.problems):
         raise CatalogInvalidError(result.problems)
-    return build_database(engine, result.catalog, data_version(data_dir)), result.problems
+    calibration_path = data_dir / "calibration.toml"
+    calibration = None
+    if calibration_path.is_file():
+        calibration = calibration_path.read_text(encoding="utf-8")
+        parse_calibration(calibration, str(calibration_path))  # refuse to store a broken one
+    stats = build_database(engine, result.catalog, data_version(data_dir), calibration)
+    return stats, result.problems
 
 
 def is_built(engine: Engine) -> bool:

@@ -111,9 +111,10 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
         raise CalibrationError(msg) from exc
     missing = [k.value for k in FabricKind if k not in data.fabrics]
     if missing or "default" not in data.utilisation:
-        what = ", ".join([f"fabrics.{m}" for m in missing] + (
-            [] if "default" in data.utilisation else ["utilisation.default"]
-        ))
+        what = ", ".join(
+            [f"fabrics.{m}" for m in missing]
+            + ([] if "default" in data.utilisation else ["utilisation.default"])
+        )
         msg = f"{origin}: missing {what}"
         raise CalibrationError(msg)
     intra = data.intra_node

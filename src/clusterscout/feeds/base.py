@@ -49,7 +49,7 @@ class FeedItem:
     line: int | None = None
 
     def label(self) -> str:
-        """Short human description, e.g. ``oci BM.GPU3.8 (8x V100) in af-casablanca-1 (line 17)``."""
+        """Short description, e.g. ``oci BM.GPU3.8 (8x V100, on_demand) in af-casablanca-1``."""
         if self.offer_id is not None and self.instance_type is None:
             text = f"offer {self.offer_id} {self.tier}"
         else:

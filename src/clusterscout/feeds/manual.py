@@ -52,8 +52,7 @@ def record_to_item(record: dict[str, Any], where: str, today: date) -> FeedItem:
     if isinstance(raw_price, bool) or raw_price is None or raw_price == "":
         msg = f"{where}: usd_per_gpu_hour is required and must be a number"
         raise FeedError(msg)
-    price = positive_price(raw_price, "usd_per_gpu_hour", where)
-    assert price is not None  # noqa: S101 - emptiness was rejected above
+    price = positive_price(raw_price, "usd_per_gpu_hour", where) or 0.0  # never None here
     tier = values["tier"].lower()
     if tier not in TIERS:
         msg = f"{where}: tier {values['tier']!r} is not one of {', '.join(TIERS)}"
@@ -86,7 +85,7 @@ def _json_records(text: str, where: str) -> list[tuple[str, dict[str, Any]]]:
     if isinstance(data, dict):
         extra = sorted(set(data) - {"prices"})
         if extra or "prices" not in data:
-            msg = f"{where}: unknown layout: expected {{\"prices\": [...]}}, got keys {sorted(data)}"
+            msg = f'{where}: unknown layout: expected {{"prices": [...]}}, got keys {sorted(data)}'
             raise FeedError(msg)
         data = data["prices"]
     if not isinstance(data, list):
@@ -142,7 +141,8 @@ class FileFeed:
             raise FeedError(msg)
         suffix = source.suffix.lower()
         if suffix not in {".csv", ".json"}:
-            msg = f"{source}: the file feed reads .csv or .json files, not {suffix or 'no suffix'!r}"
+            shown = suffix or "no suffix"
+            msg = f"{source}: the file feed reads .csv or .json files, not {shown!r}"
             raise FeedError(msg)
         text = read_text(source)
         items, rows = parse(text, source.name, json_format=suffix == ".json", today=today)

@@ -113,10 +113,7 @@ def _check_layout(
     if unknown:
         problems.append(f"unknown column(s) {', '.join(unknown)}")
     if problems:
-        msg = (
-            f"{where}: unknown column layout: {'; '.join(problems)} "
-            f"(header: {', '.join(header)})"
-        )
+        msg = f"{where}: unknown column layout: {'; '.join(problems)} (header: {', '.join(header)})"
         raise FeedError(msg)
 
 

@@ -39,20 +39,40 @@ _GPT_VOCAB = 51200
 
 KNOWN_SHAPES: Mapping[str, Mapping[str, Any]] = {
     "llama 3.1 8b": {
-        "params": 8.03e9, "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8,
-        "vocab": 128256, "ffn_hidden": 14336,
+        "params": 8.03e9,
+        "layers": 32,
+        "hidden": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "vocab": 128256,
+        "ffn_hidden": 14336,
     },
     "llama 3.1 70b": {
-        "params": 70.6e9, "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8,
-        "vocab": 128256, "ffn_hidden": 28672,
+        "params": 70.6e9,
+        "layers": 80,
+        "hidden": 8192,
+        "heads": 64,
+        "kv_heads": 8,
+        "vocab": 128256,
+        "ffn_hidden": 28672,
     },
     "llama 3 70b": {
-        "params": 70.6e9, "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8,
-        "vocab": 128256, "ffn_hidden": 28672,
+        "params": 70.6e9,
+        "layers": 80,
+        "hidden": 8192,
+        "heads": 64,
+        "kv_heads": 8,
+        "vocab": 128256,
+        "ffn_hidden": 28672,
     },
     "llama 3.1 405b": {
-        "params": 405.9e9, "layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8,
-        "vocab": 128256, "ffn_hidden": 53248,
+        "params": 405.9e9,
+        "layers": 126,
+        "hidden": 16384,
+        "heads": 128,
+        "kv_heads": 8,
+        "vocab": 128256,
+        "ffn_hidden": 53248,
     },
     "gpt-3 175b": {"layers": 96, "hidden": 12288, "heads": 96},
     "gpt 175b": {"layers": 96, "hidden": 12288, "heads": 96},
@@ -60,14 +80,38 @@ KNOWN_SHAPES: Mapping[str, Mapping[str, Any]] = {
     "gpt 530b": {"layers": 105, "hidden": 20480, "heads": 128},
     "mt-nlg 530b": {"layers": 105, "hidden": 20480, "heads": 128},
     "gpt 1t": {"layers": 128, "hidden": 25600, "heads": 160},
-    "mpt-1b": {"params": 1.3e9, "layers": 24, "hidden": 2048, "heads": 16, "vocab": 50368,
-               "tied_embeddings": True},
-    "mpt-7b": {"params": 6.7e9, "layers": 32, "hidden": 4096, "heads": 32, "vocab": 50368,
-               "tied_embeddings": True},
-    "mpt-13b": {"params": 13e9, "layers": 40, "hidden": 5120, "heads": 40, "vocab": 50368,
-                "tied_embeddings": True},
-    "mpt-70b": {"params": 70e9, "layers": 80, "hidden": 8192, "heads": 64, "vocab": 50368,
-                "tied_embeddings": True},
+    "mpt-1b": {
+        "params": 1.3e9,
+        "layers": 24,
+        "hidden": 2048,
+        "heads": 16,
+        "vocab": 50368,
+        "tied_embeddings": True,
+    },
+    "mpt-7b": {
+        "params": 6.7e9,
+        "layers": 32,
+        "hidden": 4096,
+        "heads": 32,
+        "vocab": 50368,
+        "tied_embeddings": True,
+    },
+    "mpt-13b": {
+        "params": 13e9,
+        "layers": 40,
+        "hidden": 5120,
+        "heads": 40,
+        "vocab": 50368,
+        "tied_embeddings": True,
+    },
+    "mpt-70b": {
+        "params": 70e9,
+        "layers": 80,
+        "hidden": 8192,
+        "heads": 64,
+        "vocab": 50368,
+        "tied_embeddings": True,
+    },
 }
 """Published shapes of the models named by points (model cards, the papers' tables)."""
 
@@ -145,7 +189,9 @@ class _Expressed:
     scale: float
 
 
-class _CannotExpress(Exception):
+class UnexpressibleError(Exception):
+    """A measurement point states too little for a scenario; ``reason`` says what."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -198,24 +244,24 @@ def fabric_kind(text: str | None) -> FabricKind | None:
 def _gpu(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> GpuSpec:
     name = point.get("gpu")
     if not name:
-        raise _CannotExpress("GPU model not stated")
+        raise UnexpressibleError("GPU model not stated")
     base = re.sub(r"\(.*?\)", "", str(name)).strip()
     try:
         return resolve_gpu(base, gpus)
     except ScenarioError as exc:
-        raise _CannotExpress(f"GPU {name!r} is not in the catalog") from exc
+        raise UnexpressibleError(f"GPU {name!r} is not in the catalog") from exc
 
 
 def _cluster(point: Mapping[str, Any], interp: Mapping[str, Any]) -> dict[str, Any]:
     nodes = interp.get("nodes", point.get("nodes"))
     if nodes is None:
-        raise _CannotExpress("node count not stated")
+        raise UnexpressibleError("node count not stated")
     fabric_text = str(point.get("fabric") or "")
     lowered = fabric_text.lower()
     if "nvl72" in lowered:
-        raise _CannotExpress("multi-node NVLink domain (NVL72) is not a scale-out fabric")
+        raise UnexpressibleError("multi-node NVLink domain (NVL72) is not a scale-out fabric")
     if nodes > 1 and ("sharp" in lowered or "collnet" in lowered):
-        raise _CannotExpress("in-network reduction (SHARP) is not modelled")
+        raise UnexpressibleError("in-network reduction (SHARP) is not modelled")
     cluster: dict[str, Any] = {
         "gpus_per_node": interp.get("gpus_per_node", point.get("gpus_per_node") or 8),
         "nodes": nodes,
@@ -223,9 +269,9 @@ def _cluster(point: Mapping[str, Any], interp: Mapping[str, Any]) -> dict[str, A
     if nodes > 1:
         kind = fabric_kind(point.get("fabric"))
         if kind is None:
-            raise _CannotExpress(f"fabric not stated or not modelled ({fabric_text!r})")
+            raise UnexpressibleError(f"fabric not stated or not modelled ({fabric_text!r})")
         if point.get("per_node_gbps") is None:
-            raise _CannotExpress("per-node bandwidth not stated")
+            raise UnexpressibleError("per-node bandwidth not stated")
         cluster["fabric"] = kind.value
         cluster["per_node_gbps"] = point["per_node_gbps"]
     return cluster
@@ -252,7 +298,7 @@ def _collective(point: Mapping[str, Any], interp: Mapping[str, Any]) -> tuple[di
     elif metric.startswith(("busbw", "bandwidth")):
         key = "busbw_gbs"
     else:
-        raise _CannotExpress(f"metric {point['metric']!r} is not an nccl-tests output")
+        raise UnexpressibleError(f"metric {point['metric']!r} is not an nccl-tests output")
     workload = {
         "kind": "collective",
         "op": work.get("op", "all_reduce"),
@@ -280,13 +326,13 @@ def _model(work: Mapping[str, Any]) -> dict[str, Any]:
         known.setdefault("tied_embeddings", True)
     if "params" not in known and "layers" in known and "hidden" in known:
         # Narayanan et al. 2021 eq. (2): P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)).
-        l, h, v = known["layers"], known["hidden"], known["vocab"]
+        depth, h, v = known["layers"], known["hidden"], known["vocab"]
         s = work.get("seq_len", 2048)
-        known["params"] = 12 * l * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * l * h))
+        known["params"] = 12 * depth * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * depth * h))
     if "params" not in known:
         params = _params_from_name(name)
         if params is None:
-            raise _CannotExpress("model size not stated")
+            raise UnexpressibleError("model size not stated")
         known["params"] = params
     return known
 
@@ -303,7 +349,7 @@ def _parallelism(point: Mapping[str, Any]) -> dict[str, Any]:
         # Megatron keeps TP inside the node and pipelines the rest (Narayanan et al., Table 1).
         par["tp"], par["pp"] = min(mp, gpn), max(1, mp // gpn)
     elif not any(k in work for k in ("tp", "pp")):
-        raise _CannotExpress("parallel layout not stated")
+        raise UnexpressibleError("parallel layout not stated")
     for key in ("tp", "pp", "cp", "vp", "dp"):
         if key in work:
             par[key] = work[key]
@@ -317,7 +363,7 @@ def _recompute(point: Mapping[str, Any]) -> str:
         return "selective"
     if text == "yes" or work.get("activation_ckpt") is True:
         return "full"
-    if str(point["id"]).startswith(_RECOMPUTE_FLOPS_SOURCES + ("mtnlg-",)):
+    if str(point["id"]).startswith((*_RECOMPUTE_FLOPS_SOURCES, "mtnlg-")):
         return "full"  # Narayanan et al. 2021 and MT-NLG train with full recomputation
     return "none"
 
@@ -325,16 +371,16 @@ def _recompute(point: Mapping[str, Any]) -> str:
 def _training(point: Mapping[str, Any]) -> tuple[dict[str, Any], str, float]:
     work = point["workload"]
     if "seq_len" not in work:
-        raise _CannotExpress("sequence length not stated")
+        raise UnexpressibleError("sequence length not stated")
     if "global_batch" not in work:
-        raise _CannotExpress("global batch not stated")
+        raise UnexpressibleError("global batch not stated")
     workload: dict[str, Any] = {
         "kind": "training",
         "model": _model(work),
         "seq_len": work["seq_len"],
         "global_batch": work["global_batch"],
         "micro_batch": work.get("mbs", 1),
-        "precision": str(work.get("precision", "bf16")).lower(),
+        "precision": "fp8" if "fp8" in str(work.get("precision", "")).lower() else "bf16",
         "parallelism": _parallelism(point),
         "recompute": _recompute(point),
     }
@@ -346,10 +392,13 @@ def _training(point: Mapping[str, Any]) -> tuple[dict[str, Any], str, float]:
         key = "tokens_per_s_per_gpu"
     elif metric.startswith("tflop/s per gpu"):
         key = "model_tflops_per_gpu"
-        if str(point["id"]).startswith(_RECOMPUTE_FLOPS_SOURCES) and workload["recompute"] == "full":
+        if (
+            str(point["id"]).startswith(_RECOMPUTE_FLOPS_SOURCES)
+            and workload["recompute"] == "full"
+        ):
             scale = 4.0 / 3.0  # the source counts the recomputed forward pass
     else:
-        raise _CannotExpress(f"metric {point['metric']!r} has no absolute model output")
+        raise UnexpressibleError(f"metric {point['metric']!r} has no absolute model output")
     return workload, key, scale
 
 
@@ -357,14 +406,14 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> _Expressed:
     """Turn one measurement point into a scenario and the output to compare.
 
     Raises:
-        _CannotExpress: with the reason.
+        UnexpressibleError: with the reason.
     """
     work = point.get("workload") or {}
     kind = work.get("type")
     if kind not in ("collective", "training"):
-        raise _CannotExpress(f"workload type {kind!r} has no scenario kind")
+        raise UnexpressibleError(f"workload type {kind!r} has no scenario kind")
     if not isinstance(point.get("value"), int | float):
-        raise _CannotExpress(f"value {point.get('value')!r} is a range or bound")
+        raise UnexpressibleError(f"value {point.get('value')!r} is a range or bound")
     interp = INTERPRETATIONS.get(str(point["id"]), {})
     gpu = _gpu(point, gpus)
     cluster = _cluster(point, interp)
@@ -379,7 +428,7 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> _Expressed:
     try:
         scenario = parse_scenario({"cluster": cluster, "workload": workload})
     except ScenarioError as exc:
-        raise _CannotExpress(f"inconsistent point: {exc}") from exc
+        raise UnexpressibleError(f"inconsistent point: {exc}") from exc
     return _Expressed(scenario=scenario, gpu=gpu, output_key=key, scale=scale)
 
 
@@ -406,7 +455,7 @@ def check(
         try:
             expressed = express(point, gpus)
             prediction = estimate(expressed.scenario, expressed.gpu, calibration).to_dict()
-        except _CannotExpress as exc:
+        except UnexpressibleError as exc:
             unexpressed.append(Unexpressed(pid, exc.reason))
             continue
         except ScenarioError as exc:

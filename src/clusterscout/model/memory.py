@@ -72,18 +72,20 @@ def activation_bytes_per_layer(
     """Activation bytes one transformer layer keeps for one micro-batch (BF16).
 
     Formula, with ``s' = s/cp`` and sequence parallelism whenever ``tp > 1``:
-    none ``s'*b*h*(34 + 5*a*s'/h) / t`` (attention scores stored, no flash attention);
-    selective ``34*s'*b*h / t`` (scores recomputed, equivalent to flash attention);
-    full ``2*s'*b*h / t`` (only the layer input is kept).
-    Source: Korthikanti et al., "Reducing Activation Recomputation", MLSys 2023, Table 2.
+    none and selective ``34*s'*b*h / t``; full ``2*s'*b*h / t`` (only the layer input is kept).
+    Assumption: flash attention, so the ``5*a*s'^2*b/t`` attention-score term of Korthikanti's
+    no-recompute formula is never stored; with flash attention "no recomputation" keeps the
+    same tensors as Korthikanti's selective recomputation (which only adds FLOPs here).
+    ``heads`` is kept for callers that model non-flash attention.
+    Source: Korthikanti et al., "Reducing Activation Recomputation", MLSys 2023, Table 2;
+    Dao et al., "FlashAttention", 2022.
     """
+    del heads  # flash attention: no per-head score matrices are stored
     s = seq_len / cp
     sbh = s * micro_batch * hidden
     if recompute is Recompute.FULL:
         return 2.0 * sbh / tp
-    if recompute is Recompute.SELECTIVE:
-        return 34.0 * sbh / tp
-    return sbh * (34.0 + 5.0 * heads * s / hidden) / tp
+    return 34.0 * sbh / tp
 
 
 def inflight_microbatches(pp: int, vp: int, microbatches: int) -> float:
@@ -116,8 +118,8 @@ def activation_bytes_per_gpu(workload: TrainingWorkload) -> float:
         workload.recompute,
     )
     layers_per_stage = model.layers / par.pp
-    total = per_layer * layers_per_stage * inflight_microbatches(
-        par.pp, par.vp, workload.microbatches
+    total = (
+        per_layer * layers_per_stage * inflight_microbatches(par.pp, par.vp, workload.microbatches)
     )
     if workload.recompute is Recompute.FULL:
         total += activation_bytes_per_layer(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -156,7 +157,7 @@ def _number(
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ScenarioError(field, "must be a number")
     number = float(value)
-    if number != number or number in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         raise ScenarioError(field, "must be a finite number")
     if positive and number <= 0:
         raise ScenarioError(field, "must be greater than 0")
@@ -301,15 +302,11 @@ def parse_parallelism(value: Any, gpus: int, layers: int) -> Parallelism:
         raise ScenarioError(f"{prefix}.vp", f"pp * vp must not exceed the {layers} layers")
     replica = tp * pp * cp
     if gpus % replica:
-        raise ScenarioError(
-            prefix, f"tp*pp*cp = {replica} must divide the cluster's {gpus} GPUs"
-        )
+        raise ScenarioError(prefix, f"tp*pp*cp = {replica} must divide the cluster's {gpus} GPUs")
     derived = gpus // replica
     dp = _int(obj, "dp", prefix, default=derived)
     if dp != derived:
-        raise ScenarioError(
-            f"{prefix}.dp", f"must equal gpus/(tp*pp*cp) = {derived} (got {dp})"
-        )
+        raise ScenarioError(f"{prefix}.dp", f"must equal gpus/(tp*pp*cp) = {derived} (got {dp})")
     sharding = _enum(obj, "sharding", prefix, Sharding, Sharding.NONE)
     return Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, vp=vp, sharding=sharding)
 
@@ -372,9 +369,7 @@ def parse_batch(obj: Mapping[str, Any]) -> BatchWorkload:
         data_gb_per_node=_number(
             obj, "data_gb_per_node", prefix, default=0.0, positive=False, maximum=1e9
         ),
-        storage_gbs_per_node=_number(
-            obj, "storage_gbs_per_node", prefix, default=1.0, maximum=1e6
-        ),
+        storage_gbs_per_node=_number(obj, "storage_gbs_per_node", prefix, default=1.0, maximum=1e6),
     )
 
 

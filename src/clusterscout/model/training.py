@@ -306,9 +306,7 @@ def reference_shape(
     if nodes >= cluster.nodes or dp >= par.dp:
         return workload, cluster
     batch = workload.microbatches * workload.micro_batch * dp
-    ref_workload = replace(
-        workload, global_batch=batch, parallelism=replace(par, dp=dp)
-    )
+    ref_workload = replace(workload, global_batch=batch, parallelism=replace(par, dp=dp))
     return ref_workload, replace(cluster, nodes=nodes)
 
 

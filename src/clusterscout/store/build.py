@@ -70,7 +70,9 @@ def ensure_schema(engine: Engine) -> None:
         migrate.upgrade(conn)
 
 
-def build_database(engine: Engine, catalog: CatalogData, version: str) -> BuildStats:
+def build_database(
+    engine: Engine, catalog: CatalogData, version: str, calibration_toml: str | None = None
+) -> BuildStats:
     """Replace the catalog rows with ``catalog`` in a single transaction.
 
     Price observations from feeds are kept (history survives rebuilds) unless their offer is
@@ -157,6 +159,12 @@ def build_database(engine: Engine, catalog: CatalogData, version: str) -> BuildS
                 {"key": "data_version", "value": version},
                 {"key": "built_at", "value": now.isoformat()},
                 {"key": "gpus_json", "value": _gpus_json(catalog)},
+                # Stored with the build so every replica plans with the same constants.
+                *(
+                    [{"key": "calibration_toml", "value": calibration_toml}]
+                    if calibration_toml
+                    else []
+                ),
             ],
         )
         n_prices = conn.execute(select(func.count()).select_from(price_observations)).scalar_one()

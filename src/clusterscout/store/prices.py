@@ -137,3 +137,85 @@ def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
             .where(offers.c.id == row.id)
             .values(record_json=json.dumps(record), from_usd_per_gpu_hour=low)
         )
+
+
+def with_freshness(
+    prices: Iterable[dict[str, Any]], today: date, stale_after_days: int
+) -> list[dict[str, Any]]:
+    """Copies of price dicts with ``age_days`` (days since ``as_of``) and ``stale``.
+
+    A price is stale when it is older than ``stale_after_days`` (Settings.stale_after_days,
+    default 30). Used by the CLI, the API and the pages so all three mark the same prices.
+    """
+    out = []
+    for p in prices:
+        as_of = p["as_of"]
+        day = as_of if isinstance(as_of, date) else date.fromisoformat(str(as_of))
+        age = (today - day).days
+        out.append({**p, "age_days": age, "stale": age > stale_after_days})
+    return out
+
+
+def price_history_view(
+    conn: Connection, offer_id: str, today: date, stale_after_days: int
+) -> dict[str, Any] | None:
+    """Everything ``GET /api/v1/offers/{id}/prices`` and the price-history chart need.
+
+    Returns None for an unknown offer. Otherwise::
+
+        {"offer_id": str,
+         "stale_after_days": int,
+         "current": [price, ...],        # newest per tier and term, with age_days and stale
+         "observations": [price, ...],   # every observation, newest first, with age_days, stale
+         "series": [{"tier", "term", "points": [{"as_of", "usd_per_gpu_hour", "feed",
+                                                  "observed_at"}, ...]}]}  # oldest point first
+
+    Each price is ``{tier, usd_per_gpu_hour, term, as_of, source{url, checked_on}, note, feed,
+    observed_at, age_days, stale}`` with ISO date strings. ``series`` has one line per (tier,
+    term) for the chart; its points are in time order, so a text alternative can list them.
+    """
+    if conn.execute(select(offers.c.id).where(offers.c.id == offer_id)).first() is None:
+        return None
+    observations = with_freshness(history(conn, offer_id), today, stale_after_days)
+    current = with_freshness(
+        current_prices(conn, [offer_id]).get(offer_id, []), today, stale_after_days
+    )
+    lines: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
+    for p in reversed(observations):
+        lines[(p["tier"], p["term"])].append(
+            {
+                "as_of": p["as_of"],
+                "usd_per_gpu_hour": p["usd_per_gpu_hour"],
+                "feed": p["feed"],
+                "observed_at": p["observed_at"],
+            }
+        )
+    series = [
+        {"tier": tier, "term": term, "points": sorted(points, key=lambda q: q["as_of"])}
+        for (tier, term), points in sorted(lines.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))
+    ]
+    return {
+        "offer_id": offer_id,
+        "stale_after_days": stale_after_days,
+        "current": current,
+        "observations": observations,
+        "series": series,
+    }
+
+
+def stale_prices(conn: Connection, today: date, stale_after_days: int) -> list[dict[str, Any]]:
+    """Current prices older than ``stale_after_days``, oldest first.
+
+    Each is a price dict (see :func:`price_history_view`) plus ``offer_id`` and ``provider``.
+    """
+    rows = conn.execute(select(offers.c.id, offers.c.provider)).all()
+    provider_of = {r.id: r.provider for r in rows}
+    current = current_prices(conn, provider_of)
+    out = [
+        {**p, "offer_id": offer_id, "provider": provider_of[offer_id]}
+        for offer_id, prices in current.items()
+        for p in with_freshness(prices, today, stale_after_days)
+        if p["stale"]
+    ]
+    out.sort(key=lambda p: (p["provider"], p["as_of"], p["offer_id"], p["tier"]))
+    return out

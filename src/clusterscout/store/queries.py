@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, true
@@ -152,3 +153,41 @@ def count_offers(conn: Connection, f: OfferFilter) -> int:
     """How many offers match ``f`` (facet counts for boolean and range filters)."""
     where = and_(true(), *offer_conditions(f))
     return int(conn.execute(select(func.count()).select_from(offers).where(where)).scalar_one())
+
+
+def stale_facts(conn: Connection, today: date, max_age_days: int) -> list[dict[str, Any]]:
+    """Facts whose newest source was checked more than ``max_age_days`` days before ``today``.
+
+    Reads the ``sources`` objects of provider and offer records (prices are left to
+    ``prices.stale_prices``, which looks at ``as_of``). Each result is ``{provider, scope,
+    field, checked_on, age_days, url}``; ``scope`` is ``provider`` or an offer id. Sorted by
+    provider, then oldest first.
+    """
+    out: list[dict[str, Any]] = []
+    scopes: list[tuple[str, str, dict[str, Any]]] = [
+        (r.slug, "provider", json.loads(r.record_json))
+        for r in conn.execute(select(providers.c.slug, providers.c.record_json))
+    ]
+    scopes += [
+        (r.provider, r.id, json.loads(r.record_json))
+        for r in conn.execute(select(offers.c.id, offers.c.provider, offers.c.record_json))
+    ]
+    for provider, scope, record in scopes:
+        for field, refs in sorted((record.get("sources") or {}).items()):
+            if field == "prices" or not refs:
+                continue
+            newest = max(refs, key=lambda s: s["checked_on"])
+            age = (today - date.fromisoformat(newest["checked_on"])).days
+            if age > max_age_days:
+                out.append(
+                    {
+                        "provider": provider,
+                        "scope": scope,
+                        "field": field,
+                        "checked_on": newest["checked_on"],
+                        "age_days": age,
+                        "url": newest["url"],
+                    }
+                )
+    out.sort(key=lambda f: (f["provider"], f["checked_on"], f["scope"], f["field"]))
+    return out

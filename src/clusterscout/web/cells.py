@@ -1,4 +1,4 @@
-"""Fact cells: a formatted value plus its sources, so every template shows provenance the same way."""
+"""Fact cells: a formatted value plus its sources, so every page shows provenance alike."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ PROVISIONING_LABELS: Final = {
     "waitlist": N_("waitlist"),
 }
 ORCHESTRATION_LABELS: Final = {"slurm": "Slurm", "kubernetes": "Kubernetes"}
+MULTI_NODE_LABELS: Final = {"yes": N_("yes"), "no": N_("no"), "unknown": N_("unknown")}
 GRANULARITY_LABELS: Final = {
     "per_second": N_("per second"),
     "per_minute": N_("per minute"),
@@ -102,9 +103,7 @@ def yes_no(fmt: Formatter, value: bool | None) -> str:
     return fmt.gettext("yes") if value else fmt.gettext("no")
 
 
-def fact(
-    fmt: Formatter, text: str | None, refs: Sequence[Mapping[str, Any]], **extra: Any
-) -> Cell:
+def fact(fmt: Formatter, text: str | None, refs: Sequence[Mapping[str, Any]], **extra: Any) -> Cell:
     """A cell for ``text`` with sources, or "unknown" (no sources shown for unknown)."""
     if text is None or text == "":
         return unknown(fmt)

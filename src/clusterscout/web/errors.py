@@ -47,7 +47,9 @@ def error_json(status: int, code: str, message: str, field: str | None) -> JSONR
 
 def filter_error_code(exc: FilterError) -> str:
     """``unknown_filter`` for a parameter we do not know, else ``invalid_filter``."""
-    if exc.field not in _KNOWN_PARAMS:
+    if exc.field not in _KNOWN_PARAMS or exc.message.startswith(
+        ("unknown filter", "unknown param")
+    ):
         return "unknown_filter"
     if exc.field in {"limit", "offset"}:
         return "invalid_parameter"
@@ -98,9 +100,14 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, RequestValidationError)  # noqa: S101
         errors = exc.errors()
         first = errors[0] if errors else {}
-        field = _location(first.get("loc", ()))
+        loc = tuple(first.get("loc", ()))
+        field = _location(loc)
         message = str(first.get("msg", "invalid input"))
-        code = "invalid_json" if first.get("type") == "json_invalid" else "invalid_input"
+        code = "invalid_input"
+        if first.get("type") == "json_invalid":
+            code, field, message = "invalid_json", "body", "the request body is not valid JSON"
+        elif loc[:1] == ("body",) and field is None:
+            field = "body"
         if not _is_api(request):
             return error_page(request, 400, message)
         return error_json(400, code, f"{field}: {message}" if field else message, field)
@@ -108,6 +115,7 @@ def install(app: FastAPI) -> None:
     async def on_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)  # noqa: S101
         status = exc.status_code if 400 <= exc.status_code < 500 else 400
+        response: Response
         if not _is_api(request):
             response = error_page(request, status)
         else:

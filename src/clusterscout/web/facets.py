@@ -160,14 +160,22 @@ def build_groups(
         )
     )
     groups.append(
-        Group("min_nodes", _("Minimum cluster size (nodes)"), "number", value=_fmt_num(f.min_nodes), step="1")
+        Group(
+            "min_nodes",
+            _("Minimum cluster size (nodes)"),
+            "number",
+            value=_fmt_num(f.min_nodes),
+            step="1",
+        )
     )
     groups.append(
         Group("region", _("Region"), "text", value=f.region or "", placeholder=_("e.g. us-east"))
     )
     if all_offers:
         counts = queries.facet_counts(conn, replace(f, provider=()), "provider")
-        choices = sorted(((s, str(p["name"])) for s, p in providers.items()), key=lambda c: c[1].lower())
+        choices = sorted(
+            ((s, str(p["name"])) for s, p in providers.items()), key=lambda c: c[1].lower()
+        )
         groups.append(_checkboxes("provider", _("Provider"), choices, counts, f.provider))
     sort_options = tuple(
         _opt("sort", k.value, _(SORT_LABELS[k]), None, k is sort) for k in SORT_LABELS
@@ -178,7 +186,7 @@ def build_groups(
 
 def active_filters(groups: Sequence[Group]) -> list[tuple[str, str]]:
     """(group label, option label) pairs of what is currently selected, for a summary line."""
-    out = []
+    out: list[tuple[str, str]] = []
     for g in groups:
         if g.name == "sort":
             continue

@@ -57,6 +57,7 @@ class AppState:
     formatters: dict[str, Formatter] = field(default_factory=dict)
     asset_version: str = ""
     _meta: dict[str, str] = field(default_factory=dict)
+    _providers: tuple[str, dict[str, dict[str, Any]]] | None = None
     _meta_read_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -90,6 +91,17 @@ class AppState:
     def data_version(self) -> str:
         """The catalog build id; ETags and caches key on it."""
         return self.meta()["data_version"]
+
+    def providers(self) -> dict[str, dict[str, Any]]:
+        """Provider records by slug (without offers), cached per data version."""
+        version = self.data_version
+        cached = self._providers
+        if cached is None or cached[0] != version:
+            with self.engine.connect() as conn:
+                records = queries.list_providers(conn).records
+            cached = (version, {r["slug"]: r for r in records})
+            self._providers = cached
+        return cached[1]
 
     def render(self, lang: str, template: str, context: dict[str, Any]) -> str:
         """Render ``template`` in ``lang``."""

@@ -9,6 +9,7 @@ from typing import Any, Final
 from clusterscout.web.cells import (
     GRANULARITY_LABELS,
     Cell,
+    SourceLink,
     any_true,
     bool_fact,
     fabric_label,
@@ -46,6 +47,7 @@ class Dimension:
     facts: tuple[Fact, ...]
     known: int
     summary: str
+    sources: tuple[SourceLink, ...]
     status: str  # "known", "partial" or "unknown": a CSS hook, never shown as text
 
 
@@ -165,7 +167,10 @@ def scorecard(fmt: Formatter, provider: Record) -> list[Dimension]:
             "known": known,
             "total": len(facts),
         }
-        out.append(Dimension(key, fmt.gettext(title), facts, known, summary, status))
+        links = {s.url: s for f in facts for s in f.cell.sources}
+        out.append(
+            Dimension(key, fmt.gettext(title), facts, known, summary, tuple(links.values()), status)
+        )
     return out
 
 

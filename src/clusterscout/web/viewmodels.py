@@ -66,7 +66,11 @@ def _orchestration(fmt: Formatter, r: Record) -> Cell:
 
 def _provisioning(fmt: Formatter, r: Record) -> Cell:
     p = r["provisioning"]
-    flags = {"on_demand": p["on_demand_clusters"], "reserved": p["reserved"], "waitlist": p["waitlist"]}
+    flags = {
+        "on_demand": p["on_demand_clusters"],
+        "reserved": p["reserved"],
+        "waitlist": p["waitlist"],
+    }
     names = [fmt.gettext(PROVISIONING_LABELS[k]) for k, v in flags.items() if v]
     if not names:
         return unknown(fmt)
@@ -104,7 +108,7 @@ def price_cell(fmt: Formatter, prices: Sequence[Record], stale_after_days: int) 
     stale = today() - as_of > timedelta(days=stale_after_days)
     per_hour = fmt.gettext("%(price)s/GPU-h") % {"price": fmt.usd(best["usd_per_gpu_hour"])}
     detail = fmt.gettext("%(tier)s, as of %(date)s") % {
-        "tier": fmt.gettext(TIER_LABELS.get(best["tier"], best["tier"])),
+        "tier": fmt.gettext(TIER_LABELS.get(str(best["tier"]), str(best["tier"]))),
         "date": fmt.day(as_of),
     }
     return Cell(
@@ -135,8 +139,10 @@ def offer_row(
     """Format one offer record for the table."""
     gbps = r["per_node_gbps"]
     fabric = fabric_label(r["fabric"])
-    if fabric and r.get("fabric_generation"):
-        fabric = f"{fabric} {r['fabric_generation']}"
+    generation = str(r.get("fabric_generation") or "")
+    prefix = f"{r['fabric']}-"
+    if fabric and generation.startswith(prefix):
+        fabric = f"{fabric} {generation.removeprefix(prefix).upper()}"
     checked = latest_check(r)
     return OfferRow(
         id=r["id"],

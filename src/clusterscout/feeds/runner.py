@@ -1,0 +1,195 @@
+"""Apply feeds to the store: one transaction per feed, failures recorded, never half-applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, insert
+
+from clusterscout.feeds.base import Feed, FeedBatch, FeedError
+from clusterscout.feeds.match import MatchResult, OfferIndex, Unmatched, match_items
+from clusterscout.store.prices import Observation, append, current_prices, refresh_current
+from clusterscout.store.tables import feed_runs
+
+# Prices equal to within this many USD per GPU-hour count as unchanged.
+PRICE_EPSILON_USD = 1e-6
+
+
+class Stage(StrEnum):
+    """Steps of one feed, in order: each advances its progress bar by one."""
+
+    READ = "reading"
+    MATCH = "matching"
+    WRITE = "writing"
+    DONE = "done"
+
+
+STAGES = tuple(Stage)
+OnStage = Callable[[str, Stage], None]
+
+
+class ChangeKind(StrEnum):
+    """How an observation compares with the offer's current price for that tier."""
+
+    NEW = "new"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+
+
+@dataclass(frozen=True, slots=True)
+class PriceChange:
+    """One observation a feed added, against the price that was current before."""
+
+    offer_id: str
+    tier: str
+    term: str | None
+    old_usd_per_gpu_hour: float | None
+    new_usd_per_gpu_hour: float
+    kind: ChangeKind
+
+
+@dataclass(slots=True)
+class FeedReport:
+    """What one feed did (or would have done, in a dry run)."""
+
+    feed: str
+    ok: bool
+    message: str | None = None
+    source: str | None = None
+    rows_read: int = 0
+    changes: list[PriceChange] = field(default_factory=list)
+    unmatched: list[Unmatched] = field(default_factory=list)
+    not_cluster_nodes: int = 0
+    dry_run: bool = False
+
+    def count(self, kind: ChangeKind) -> int:
+        """Number of observations of one kind."""
+        return sum(1 for c in self.changes if c.kind is kind)
+
+
+def compare(conn: Connection, observations: Sequence[Observation]) -> list[PriceChange]:
+    """Classify observations against the current prices (before they are appended)."""
+    current = current_prices(conn, {o.offer_id for o in observations})
+    before = {
+        (offer_id, p["tier"], p["term"]): float(p["usd_per_gpu_hour"])
+        for offer_id, prices in current.items()
+        for p in prices
+    }
+    changes = []
+    for o in observations:
+        old = before.get((o.offer_id, o.tier, o.term))
+        if old is None:
+            kind = ChangeKind.NEW
+        elif abs(old - o.usd_per_gpu_hour) <= PRICE_EPSILON_USD:
+            kind = ChangeKind.UNCHANGED
+        else:
+            kind = ChangeKind.CHANGED
+        changes.append(PriceChange(o.offer_id, o.tier, o.term, old, o.usd_per_gpu_hour, kind))
+    return changes
+
+
+def _record(conn: Connection, report: FeedReport, started: datetime, finished: datetime) -> None:
+    conn.execute(
+        insert(feed_runs).values(
+            feed=report.feed,
+            input=report.source,
+            started_at=started,
+            finished_at=finished,
+            status="ok" if report.ok else "failed",
+            message=report.message,
+            rows_read=report.rows_read,
+            new_prices=report.count(ChangeKind.NEW),
+            changed_prices=report.count(ChangeKind.CHANGED),
+            unchanged_prices=report.count(ChangeKind.UNCHANGED),
+            unmatched_items=len(report.unmatched),
+        )
+    )
+
+
+def _apply(
+    conn: Connection, feed: Feed, batch: FeedBatch, observed_at: datetime, on_stage: OnStage
+) -> tuple[MatchResult, list[PriceChange]]:
+    on_stage(feed.name, Stage.MATCH)
+    index = OfferIndex.load(conn)
+    result = match_items(batch.items, index, feed=feed.name, observed_at=observed_at)
+    changes = compare(conn, result.observations)
+    on_stage(feed.name, Stage.WRITE)
+    append(conn, result.observations)
+    refresh_current(conn, {o.offer_id for o in result.observations})
+    return result, changes
+
+
+def _noop(_feed: str, _stage: Stage) -> None:
+    return None
+
+
+def run_feed(
+    engine: Engine,
+    feed: Feed,
+    source: Path | None = None,
+    *,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    on_stage: OnStage = _noop,
+) -> FeedReport:
+    """Read, match and apply one feed in a single transaction.
+
+    Any exception (from reading, matching or writing) rolls the transaction back, so the feed
+    changes nothing; the failure and its message are then recorded in ``feed_runs`` in a
+    transaction of their own. A dry run does everything, then rolls back and records nothing.
+    """
+    started = now or datetime.now(UTC)
+    report = FeedReport(feed.name, ok=True, source=str(source) if source else None)
+    report.dry_run = dry_run
+    try:
+        on_stage(feed.name, Stage.READ)
+        batch = feed.fetch(source, today=started.date())
+        report.source = batch.source
+        report.rows_read = batch.rows_read
+        with engine.connect() as conn:
+            transaction = conn.begin()
+            try:
+                result, changes = _apply(conn, feed, batch, started, on_stage)
+                report.changes = changes
+                report.unmatched = result.unmatched
+                report.not_cluster_nodes = result.not_cluster_nodes
+                if not dry_run:
+                    _record(conn, report, started, datetime.now(UTC))
+            except BaseException:
+                transaction.rollback()
+                raise
+            if dry_run:
+                transaction.rollback()
+            else:
+                transaction.commit()
+    except Exception as exc:  # any failure of a feed is reported, never raised
+        report = FeedReport(
+            feed.name,
+            ok=False,
+            message=str(exc) if isinstance(exc, FeedError) else f"{type(exc).__name__}: {exc}",
+            source=report.source,
+            rows_read=report.rows_read,
+            dry_run=dry_run,
+        )
+        if not dry_run:
+            with engine.begin() as conn:
+                _record(conn, report, started, datetime.now(UTC))
+    on_stage(feed.name, Stage.DONE)
+    return report
+
+
+def run_feeds(
+    engine: Engine,
+    feeds: Sequence[Feed],
+    source: Path | None = None,
+    *,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    on_stage: OnStage = _noop,
+) -> list[FeedReport]:
+    """Apply each feed independently; a failed feed never stops the next one."""
+    return [run_feed(engine, f, source, dry_run=dry_run, now=now, on_stage=on_stage) for f in feeds]

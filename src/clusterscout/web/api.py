@@ -1,0 +1,128 @@
+"""JSON API under /api/v1 (DESIGN section 4); the same parser and query as the pages and CLI."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from starlette.responses import JSONResponse, Response
+
+from clusterscout import services
+from clusterscout.catalog.exports import OFFER_COLUMNS, offer_row, to_csv
+from clusterscout.catalog.filters import FilterError
+from clusterscout.domain.models import MultiNode
+from clusterscout.store import queries
+from clusterscout.web import api_docs, params
+from clusterscout.web.errors import ApiError
+from clusterscout.web.runtime import state_of
+from clusterscout.web.schemas import (
+    HealthOut,
+    OffersOut,
+    ProviderDetailOut,
+    ProvidersOut,
+)
+
+router = APIRouter(prefix="/api/v1", tags=["catalog"])
+health_router = APIRouter(tags=["health"])
+
+
+def _meta(request: Request) -> dict[str, Any]:
+    meta = state_of(request).meta()
+    return {"data_version": meta["data_version"], "built_at": meta["built_at"] or None}
+
+
+def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], queries.Page]:
+    names = ("limit", "offset") if paged else ()
+    raw = params.split(request.query_params.multi_items(), names)
+    limit = params.int_param(raw.paging, "limit", params.API_DEFAULT_LIMIT, 1, params.API_MAX_LIMIT)
+    offset = params.int_param(raw.paging, "offset", 0, 0, params.MAX_OFFSET)
+    with state_of(request).engine.connect() as conn:
+        f, sort, page = services.find_offers(
+            conn, raw.filters, limit if paged else None, offset if paged else 0
+        )
+    filters: dict[str, list[str]] = {}
+    for key, value in f.to_params():
+        filters.setdefault(key, []).append(value)
+    meta = {**_meta(request), "filters": filters, "sort": sort.value}
+    meta.update(limit=limit, offset=offset)
+    return meta, page
+
+
+@router.get(
+    "/offers",
+    response_model=OffersOut,
+    responses=api_docs.BAD_INPUT,
+    openapi_extra={"parameters": api_docs.offer_parameters()},
+    summary="List offers with filters, sorting and paging",
+)
+def list_offers(request: Request) -> Response:
+    """Offers matching every filter; ``count`` is the total before ``limit``/``offset``."""
+    meta, page = _offers_query(request, paged=True)
+    return JSONResponse({"data": page.records, "count": page.count, "meta": meta})
+
+
+@router.get(
+    "/offers.csv",
+    response_class=Response,
+    responses={**api_docs.CSV_RESPONSE, **api_docs.BAD_INPUT},
+    openapi_extra={"parameters": api_docs.offer_parameters(paged=False)},
+    summary="Offers as CSV (same filters, no paging)",
+)
+def offers_csv(request: Request) -> Response:
+    """Every matching offer as CSV; unknown values are empty cells."""
+    _, page = _offers_query(request, paged=False)
+    body = to_csv((offer_row(r) for r in page.records), OFFER_COLUMNS)
+    return Response(
+        body,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'inline; filename="offers.csv"'},
+    )
+
+
+@router.get(
+    "/providers",
+    response_model=ProvidersOut,
+    responses=api_docs.BAD_INPUT,
+    openapi_extra={"parameters": api_docs.provider_parameters()},
+    summary="List providers",
+)
+def list_providers(request: Request) -> Response:
+    """Providers by name, optionally by multi-node status."""
+    unknown = sorted(set(request.query_params) - {"multi_node"})
+    if unknown:
+        raise FilterError(unknown[0], "unknown parameter (known: multi_node)")
+    values = [v for v in request.query_params.getlist("multi_node") if v.strip()]
+    if len(values) > 1:
+        raise FilterError("multi_node", "may be given only once")
+    status = None
+    if values:
+        try:
+            status = MultiNode.parse(values[0])
+        except ValueError as exc:
+            raise FilterError("multi_node", str(exc)) from None
+    with state_of(request).engine.connect() as conn:
+        page = queries.list_providers(conn, status)
+    return JSONResponse({"data": page.records, "count": page.count, "meta": _meta(request)})
+
+
+@router.get(
+    "/providers/{slug}",
+    response_model=ProviderDetailOut,
+    responses={**api_docs.NOT_FOUND, **api_docs.BAD_INPUT},
+    summary="One provider with its offers",
+)
+def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -> Response:
+    """A provider record plus ``offers``."""
+    if request.query_params:
+        raise FilterError(next(iter(request.query_params)), "unknown parameter")
+    with state_of(request).engine.connect() as conn:
+        record = queries.get_provider(conn, slug)
+    if record is None:
+        raise ApiError(404, "not_found", f"unknown provider {slug[:80]!r}", "slug")
+    return JSONResponse(record)
+
+
+@health_router.get("/healthz", response_model=HealthOut, include_in_schema=False)
+def healthz(request: Request) -> Response:
+    """Liveness plus the data version served."""
+    return JSONResponse({"status": "ok", "data_version": state_of(request).data_version})

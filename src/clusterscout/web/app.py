@@ -1,0 +1,90 @@
+"""The web application factory: pages, JSON API, static files, error shapes and headers."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Final
+from xml.sax.saxutils import escape
+
+from fastapi import FastAPI, Request
+from fastapi.staticfiles import StaticFiles
+from starlette.responses import PlainTextResponse, Response
+
+from clusterscout import __version__
+from clusterscout.services import open_engine
+from clusterscout.settings import Settings
+from clusterscout.web import api, errors, model_api, pages
+from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
+from clusterscout.web.middleware import HeadersMiddleware
+from clusterscout.web.pages_common import origin
+from clusterscout.web.runtime import STATIC_DIR, AppState, state_of
+
+SITEMAP_PAGES: Final = ("", "multi-node/", "offers/", "compare/")
+API_DESCRIPTION: Final = (
+    "Multi-node GPU cluster offers and providers, every fact with its sources. "
+    'Unknown values are null. Errors are `{"error": {"code", "message", "field"}}`.'
+)
+
+
+def _robots(request: Request) -> Response:
+    body = f"User-agent: *\nAllow: /\nDisallow: /api/\nSitemap: {origin(request)}/sitemap.xml\n"
+    return PlainTextResponse(body)
+
+
+def _sitemap(request: Request) -> Response:
+    base = origin(request)
+    tails = [*SITEMAP_PAGES, *(f"providers/{s}/" for s in sorted(state_of(request).providers()))]
+    urls: list[str] = []
+    for tail in tails:
+        links = "".join(
+            f'<xhtml:link rel="alternate" hreflang="{code}" href="{escape(href)}"/>'
+            for code in KNOWN_LOCALES
+            if (href := f"{base}/{code}/{tail}")
+        )
+        urls.extend(
+            f"<url><loc>{escape(f'{base}/{lang}/{tail}')}</loc>{links}</url>"
+            for lang in KNOWN_LOCALES
+        )
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+        'xmlns:xhtml="http://www.w3.org/1999/xhtml">' + "".join(urls) + "</urlset>\n"
+    )
+    return Response(body, media_type="application/xml")
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """Build the app over the database configured in ``settings`` (built first if empty)."""
+    # A read-only install compiles translations in memory instead (i18n.load_translations).
+    with contextlib.suppress(OSError):
+        compile_catalogs()
+    engine = open_engine(settings)
+    app = FastAPI(
+        title="clusterscout API",
+        version=__version__,
+        description=API_DESCRIPTION,
+        openapi_url="/api/v1/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.cs = AppState.create(settings, engine)
+    errors.install(app)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(api.health_router)
+    app.include_router(api.router)
+    app.include_router(model_api.router)
+    app.add_api_route("/robots.txt", _robots, include_in_schema=False)
+    app.add_api_route("/sitemap.xml", _sitemap, include_in_schema=False)
+    app.include_router(pages.router)
+    app.add_middleware(HeadersMiddleware, version=lambda: _version(app))
+    return app
+
+
+def _version(app: FastAPI) -> str:
+    state: AppState = app.state.cs
+    return f"{state.data_version}:{state.asset_version}"
+
+
+def app_from_env() -> FastAPI:
+    """Factory used by ``clusterscout serve`` (uvicorn ``--factory``): settings from env."""
+    return create_app(Settings())

@@ -1,0 +1,117 @@
+"""The faceted offer list behind ``/{lang}/multi-node/`` and ``/{lang}/offers/``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from clusterscout import services
+from clusterscout.catalog.filters import OfferFilter, SortKey
+from clusterscout.web import facets, params
+from clusterscout.web.i18n import Formatter
+from clusterscout.web.runtime import state_of
+from clusterscout.web.viewmodels import OfferRow, offer_rows
+
+
+@dataclass(frozen=True, slots=True)
+class SortLink:
+    """A column header that re-sorts the table."""
+
+    href: str
+    active: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """Everything the results region shows."""
+
+    filter: OfferFilter
+    sort: SortKey
+    page: int
+    count: int
+    count_text: str
+    rows: list[OfferRow]
+    groups: list[facets.Group]
+    active: list[tuple[str, str]]
+    canonical_query: str
+    reset_href: str
+    prev_href: str | None
+    next_href: str | None
+    page_text: str
+    csv_href: str
+    json_href: str
+    sort_links: dict[str, SortLink]
+
+
+def _page_href(pairs: list[tuple[str, str]], page: int) -> str:
+    base = [(k, v) for k, v in pairs if k != "page"]
+    if page > 1:
+        base.append(("page", str(page)))
+    return params.query_string(sorted(base))
+
+
+def _sort_links(pairs: list[tuple[str, str]], sort: SortKey) -> dict[str, SortLink]:
+    base = [(k, v) for k, v in pairs if k not in {"sort", "page"}]
+    out = {}
+    for key in SortKey:
+        extra = [] if key is params.DEFAULT_SORT else [("sort", key.value)]
+        out[key.value] = SortLink(params.query_string(sorted(base + extra)), key is sort)
+    return out
+
+
+def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
+    """Parse the query through the one filter parser, run the query, shape the results.
+
+    Raises:
+        FilterError: for any filter, sort or page value that cannot be understood.
+    """
+    st = state_of(request)
+    raw = params.split(request.query_params.multi_items(), ("page",))
+    page = params.int_param(raw.paging, "page", 1, 1, params.MAX_PAGE)
+    filters = raw.filters
+    if not all_offers:
+        filters = {**filters, "multi_node": ["true"]}
+    size = params.PAGE_SIZE
+    providers = st.providers()
+    with st.engine.connect() as conn:
+        f, sort, result = services.find_offers(conn, filters, size, (page - 1) * size)
+        groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)
+    drop = () if all_offers else ("multi_node",)
+    pairs = params.canonical_pairs(f, sort, page=page, drop=drop)
+    api_pairs = params.canonical_pairs(f, sort)
+    last_page = max(1, -(-result.count // size))
+    return Listing(
+        filter=f,
+        sort=sort,
+        page=page,
+        count=result.count,
+        count_text=fmt.ngettext("%(num)s offer", "%(num)s offers", result.count)
+        % {"num": fmt.number(result.count)},
+        rows=offer_rows(fmt, result.records, providers, st.settings.stale_after_days),
+        groups=groups,
+        active=facets.active_filters(groups),
+        canonical_query=params.query_string(pairs),
+        reset_href="?",
+        prev_href=_page_href(pairs, page - 1) or "?" if page > 1 else None,
+        next_href=_page_href(pairs, page + 1) if page < last_page else None,
+        page_text=fmt.gettext("Page %(page)s of %(pages)s")
+        % {"page": fmt.number(page), "pages": fmt.number(last_page)},
+        csv_href="/api/v1/offers.csv" + params.query_string(api_pairs),
+        json_href="/api/v1/offers" + params.query_string(api_pairs),
+        sort_links=_sort_links(pairs, sort),
+    )
+
+
+def needs_redirect(request: Request, listing: Listing) -> bool:
+    """True when a plain (non-htmx) request's query string is not the canonical one."""
+    if request.headers.get("hx-request"):
+        return False
+    current = request.url.query
+    return ("?" + current if current else "") != listing.canonical_query
+
+
+def context(listing: Listing) -> dict[str, Any]:
+    """Template variables for the results region and the filter form."""
+    return {"listing": listing}

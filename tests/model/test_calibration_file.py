@@ -1,0 +1,58 @@
+"""data/calibration.toml loads; broken files fail with the key path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clusterscout.catalog.calibration import (
+    CalibrationError,
+    load_calibration,
+    parse_calibration,
+)
+from clusterscout.domain.models import FabricKind
+from tests.model.conftest import DATA_DIR
+
+TEXT = (DATA_DIR / "calibration.toml").read_text(encoding="utf-8")
+
+
+def test_real_file_loads_with_every_fabric_and_sources() -> None:
+    cal = load_calibration(DATA_DIR)
+    assert set(cal.fabrics) == set(FabricKind)
+    assert all(f.sources for f in cal.fabrics.values())
+    assert cal.intra_node.sources and cal.training.sources
+    assert cal.default_utilisation.sources
+    assert 0 < cal.p90_abs_error_pct <= 25
+    assert cal.curve_for("H100-SXM-80GB").u_max > 0
+
+
+def test_unknown_key_is_an_error() -> None:
+    with pytest.raises(CalibrationError, match=r"training\.fudge"):
+        parse_calibration(TEXT.replace("[training]", "[training]\nfudge = 1"))
+
+
+def test_missing_sources_is_an_error() -> None:
+    broken = "\n".join(
+        line for line in TEXT.splitlines() if not line.startswith("sources") or "[check]" in line
+    )
+    with pytest.raises(CalibrationError, match="sources"):
+        parse_calibration(broken)
+
+
+def test_missing_fabric_and_default_curve() -> None:
+    start = TEXT.index("[fabrics.tcpx]")
+    end = TEXT.index("[fabrics.ethernet]")
+    with pytest.raises(CalibrationError, match=r"fabrics\.tcpx"):
+        parse_calibration(TEXT[:start] + TEXT[end:])
+    start = TEXT.index('[utilisation."default"]')
+    end = TEXT.index('[utilisation."A100-SXM-80GB"]')
+    with pytest.raises(CalibrationError, match=r"utilisation\.default"):
+        parse_calibration(TEXT[:start] + TEXT[end:])
+
+
+def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(CalibrationError, match=r"calibration\.toml"):
+        parse_calibration("this is = = not toml")
+    with pytest.raises(CalibrationError, match="cannot read"):
+        load_calibration(tmp_path)

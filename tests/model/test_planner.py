@@ -1,0 +1,171 @@
+"""The planner: verdicts, ranking, exclusions, errors and speed."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from clusterscout.domain.models import FabricKind
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.inputs import Precision
+from clusterscout.model.planner import PlanOffer, PlanRequest, plan
+from clusterscout.model.presets import PRESETS, find_preset
+from clusterscout.model.scenario import ScenarioError
+from tests.model.conftest import GPUS
+
+IB, ETH = FabricKind.INFINIBAND, FabricKind.ETHERNET
+
+
+def offer(
+    oid: str,
+    gpu: str = "H100-SXM-80GB",
+    fabric: FabricKind | None = IB,
+    gbps: float | None = 3200,
+    max_nodes: int | None = 64,
+    price: float | None = 2.5,
+) -> PlanOffer:
+    return PlanOffer(oid, "prov", gpu, 8, fabric, gbps, True, max_nodes, price, "on_demand")
+
+
+OFFERS = [
+    offer("h100-ib"),
+    offer("h100-eth", fabric=ETH, gbps=100, price=2.0),
+    offer("h100-small", max_nodes=2),
+    offer("h100-noprice", price=None),
+    offer("h100-nofabric", fabric=None, gbps=None),
+    offer("b200-ib", gpu="B200", price=5.0),
+    offer("v100", gpu="V100"),
+    offer("l40s", gpu="L40S", fabric=ETH, gbps=100, price=1.0),
+]
+
+
+def test_7b_fits_one_node(cal: Calibration) -> None:
+    result = plan(PlanRequest(preset="7B", tokens=2e11), OFFERS, GPUS, cal)
+    out = result.to_dict()
+    assert out["needs_multi_node"] is False
+    assert out["min_gpus_to_fit"] is not None and out["min_gpus_to_fit"] <= 8
+    h100 = next(v for v in result.per_gpu if v.gpu == "H100-SXM-80GB")
+    assert h100.one_node_fits and h100.one_node_time_hours
+    assert out["options"]
+    assert {"offer", "nodes", "layout", "time_hours", "cost_usd", "scaling_efficiency"} <= set(
+        out["options"][0]
+    )
+    reasons = {e["offer"]["offer_id"]: e["reason"] for e in out["excluded"]}
+    assert reasons["h100-noprice"] == "no price"
+    assert reasons["v100"] == "unknown GPU"
+    assert "h100-nofabric" not in reasons  # one node needs no fabric
+
+
+def test_405b_needs_multi_node_and_ranks_offers(cal: Calibration) -> None:
+    result = plan(PlanRequest(preset="405B", tokens=1e12), OFFERS, GPUS, cal)
+    out = result.to_dict()
+    assert out["needs_multi_node"] is True
+    assert out["min_gpus_to_fit"] > 8
+    reasons = {e["offer"]["offer_id"]: e["reason"] for e in out["excluded"]}
+    assert reasons["h100-small"] == "too small"
+    assert reasons["h100-nofabric"] == "unknown fabric"
+    options = result.options
+    assert [o.rank_by_cost for o in options] == list(range(1, len(options) + 1))
+    assert sorted(o.rank_by_time for o in options) == list(range(1, len(options) + 1))
+    assert any(o.pareto for o in options)
+    assert result.by_time[0].time_hours == min(o.time_hours for o in options)
+    for o in options:
+        assert 0 < o.scaling_efficiency <= 1
+        assert o.effective_usd_per_gpu_hour >= (o.offer.usd_per_gpu_hour or 0)
+        assert o.layout.tp * o.layout.pp * o.layout.dp == o.nodes * 8
+    assert out["error_band_pct"] == cal.p90_abs_error_pct
+    assert out["memory"]["bytes_per_param"] == 16
+
+
+def test_budget_deadline_and_gpu_filter(cal: Calibration) -> None:
+    req = PlanRequest(preset="70B", tokens=1e12, budget_usd=1.0)
+    reasons = {e.reason for e in plan(req, OFFERS, GPUS, cal).excluded}
+    assert "over budget" in reasons
+    req = PlanRequest(preset="70B", tokens=1e12, deadline_hours=0.01, gpu="h100")
+    result = plan(req, OFFERS, GPUS, cal)
+    assert {e.reason for e in result.excluded} >= {"misses deadline"}
+    assert all(v.gpu == "H100-SXM-80GB" for v in result.per_gpu)
+    assert result.needs_multi_node
+
+
+def test_params_and_steps_request(cal: Calibration) -> None:
+    result = plan(PlanRequest(params=1.3e9, steps=1000, max_nodes=4), OFFERS, GPUS, cal)
+    assert result.steps == 1000
+    assert result.tokens == 1000 * result.to_dict()["seq_len"] * (2**22 // 4096)
+    fp8 = plan(PlanRequest(preset="8B", steps=10, precision=Precision.FP8), OFFERS, GPUS, cal)
+    assert all(v.gpu != "A100-SXM-80GB" for v in fp8.per_gpu)
+    with pytest.raises(ScenarioError) as info:
+        plan(
+            PlanRequest(preset="8B", steps=10, precision=Precision.FP8, gpu="A100"),
+            OFFERS,
+            GPUS,
+            cal,
+        )
+    assert info.value.field == "precision"
+
+
+@pytest.mark.parametrize(
+    ("request_", "field"),
+    [
+        (PlanRequest(tokens=1e9), "model"),
+        (PlanRequest(params=7e9, preset="7B", tokens=1e9), "model"),
+        (PlanRequest(preset="3B", tokens=1e9), "model"),
+        (PlanRequest(params=10.0, tokens=1e9), "params"),
+        (PlanRequest(preset="7B"), "tokens"),
+        (PlanRequest(preset="7B", tokens=-1), "tokens"),
+        (PlanRequest(preset="7B", steps=0), "steps"),
+        (PlanRequest(preset="7B", tokens=1e9, budget_usd=0), "budget_usd"),
+        (PlanRequest(preset="7B", tokens=1e9, deadline_hours=-2), "deadline_hours"),
+        (PlanRequest(preset="7B", tokens=1e9, max_nodes=0), "max_nodes"),
+        (PlanRequest(preset="7B", tokens=1e9, seq_len=10**8), "seq_len"),
+        (PlanRequest(preset="7B", tokens=1e9, gpu="TPU"), "cluster.gpu"),
+    ],
+)
+def test_bad_requests_name_the_field(cal: Calibration, request_: PlanRequest, field: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        plan(request_, OFFERS, GPUS, cal)
+    assert info.value.field == field
+
+
+def test_huge_model_fits_nowhere(cal: Calibration) -> None:
+    result = plan(PlanRequest(params=9e13, tokens=1e9, max_nodes=2), OFFERS[:1], GPUS[:1], cal)
+    assert result.min_gpus_to_fit is None or result.min_gpus_to_fit > 16
+    assert result.needs_multi_node
+
+
+def test_presets() -> None:
+    assert set(PRESETS) == {"1B", "7B", "8B", "13B", "70B", "405B"}
+    preset = find_preset("70b")
+    assert preset is not None and preset.shape.layers == 80
+    assert find_preset("nope") is None
+
+
+def test_fifty_offers_under_a_second(cal: Calibration) -> None:
+    fabrics = [IB, FabricKind.ROCE, FabricKind.EFA, ETH, None]
+    gpus = ["H100-SXM-80GB", "A100-SXM-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "MI300X"]
+    offers = [
+        offer(
+            f"o{i}",
+            gpu=gpus[i % 5],
+            fabric=fabrics[i % 5],
+            gbps=[3200, 1600, 400, 800][i % 4] if fabrics[i % 5] else None,
+            max_nodes=[None, 4, 16, 64][i % 4],
+            price=1.0 + i / 10,
+        )
+        for i in range(50)
+    ]
+    start = time.perf_counter()
+    result = plan(PlanRequest(preset="405B", tokens=1e12), offers, GPUS, cal)
+    assert time.perf_counter() - start < 1.0
+    assert result.options
+
+
+def test_odd_node_cap_and_fp8_on_gpus_without_fp8(cal: Calibration) -> None:
+    offers = [offer("h100-6", max_nodes=6), offer("a100", gpu="A100")]
+    result = plan(
+        PlanRequest(preset="70B", tokens=1e11, precision=Precision.FP8), offers, GPUS, cal
+    )
+    assert {o.nodes for o in result.options} <= {1, 2, 4, 6}
+    assert any(o.nodes == 6 for o in result.options)
+    assert [e.reason for e in result.excluded] == ["GPU has no fp8 figure"]

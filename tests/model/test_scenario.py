@@ -1,0 +1,262 @@
+"""Scenario validation names the field at fault; GPU names resolve through aliases."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from clusterscout.domain.models import FabricKind
+from clusterscout.model.inputs import (
+    BatchWorkload,
+    CollectiveWorkload,
+    HpcWorkload,
+    Sharding,
+    TrainingWorkload,
+)
+from clusterscout.model.scenario import ScenarioError, parse_scenario, resolve_gpu
+from tests.model.conftest import GPUS
+
+COLLECTIVE: dict[str, Any] = {
+    "cluster": {
+        "gpu": "H100-SXM-80GB",
+        "gpus_per_node": 8,
+        "nodes": 4,
+        "fabric": "infiniband",
+        "per_node_gbps": 3200,
+        "gpudirect_rdma": True,
+    },
+    "workload": {"kind": "collective", "op": "all_reduce", "message_bytes": 4294967296},
+}
+TRAINING: dict[str, Any] = {
+    "cluster": {
+        "gpu": "H100-SXM-80GB",
+        "gpus_per_node": 8,
+        "nodes": 64,
+        "fabric": "infiniband",
+        "per_node_gbps": 3200,
+    },
+    "workload": {
+        "kind": "training",
+        "model": {
+            "layers": 80,
+            "hidden": 8192,
+            "heads": 64,
+            "vocab": 128256,
+            "ffn_hidden": 28672,
+            "params": 70.6e9,
+        },
+        "seq_len": 8192,
+        "global_batch": 1024,
+        "micro_batch": 1,
+        "precision": "bf16",
+        "parallelism": {"tp": 4, "pp": 4, "cp": 1, "vp": 1, "sharding": "none"},
+        "recompute": "none",
+    },
+}
+
+
+def test_design_examples_parse() -> None:
+    c = parse_scenario(COLLECTIVE)
+    assert c.kind == "collective"
+    assert isinstance(c.workload, CollectiveWorkload)
+    assert c.cluster.fabric is FabricKind.INFINIBAND
+    assert c.cluster.gpus == 32
+    t = parse_scenario(TRAINING)
+    assert t.kind == "training"
+    assert isinstance(t.workload, TrainingWorkload)
+    assert t.workload.parallelism.dp == 32
+    assert t.workload.parallelism.sharding is Sharding.NONE
+
+
+def test_params_only_model_gets_defaults() -> None:
+    s = copy.deepcopy(TRAINING)
+    s["workload"]["model"] = {"params": 7e9}
+    s["workload"]["parallelism"] = {"tp": 8}
+    w = parse_scenario(s).workload
+    assert isinstance(w, TrainingWorkload)
+    assert w.model.hidden == 4224
+    assert w.model.heads == 33
+    assert w.model.ffn_hidden == 4 * 4224
+
+
+def test_batch_and_hpc_kinds() -> None:
+    b = parse_scenario(
+        {
+            "cluster": {"gpu": "H100", "nodes": 2, "fabric": "ethernet", "per_node_gbps": 100},
+            "workload": {"kind": "batch", "gpu_hours": 100, "startup_s": 60},
+        }
+    )
+    assert b.kind == "batch"
+    assert isinstance(b.workload, BatchWorkload)
+    h = parse_scenario(
+        {
+            "cluster": {"gpu": "H100", "nodes": 1},
+            "workload": {
+                "kind": "hpc",
+                "step_time_one_node_s": 1.0,
+                "comm_share": 0.3,
+                "message_bytes": 1e6,
+            },
+        }
+    )
+    assert h.kind == "hpc"
+    assert isinstance(h.workload, HpcWorkload)
+
+
+def _set(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    s = copy.deepcopy(base)
+    keys = path.split(".")
+    node = s
+    for k in keys[:-1]:
+        node = node[k]
+    if value is _DELETE:
+        del node[keys[-1]]
+    else:
+        node[keys[-1]] = value
+    return s
+
+
+_DELETE = object()
+
+
+@pytest.mark.parametrize(
+    ("base", "path", "value", "field"),
+    [
+        (COLLECTIVE, "cluster.nodes", 0, "cluster.nodes"),
+        (COLLECTIVE, "cluster.nodes", "4", "cluster.nodes"),
+        (COLLECTIVE, "cluster.nodes", True, "cluster.nodes"),
+        (COLLECTIVE, "cluster.gpus_per_node", 1000, "cluster.gpus_per_node"),
+        (COLLECTIVE, "cluster.gpu", "", "cluster.gpu"),
+        (COLLECTIVE, "cluster.gpu", _DELETE, "cluster.gpu"),
+        (COLLECTIVE, "cluster.fabric", "carrier-pigeon", "cluster.fabric"),
+        (COLLECTIVE, "cluster.fabric", 7, "cluster.fabric"),
+        (COLLECTIVE, "cluster.fabric", None, "cluster.fabric"),
+        (COLLECTIVE, "cluster.per_node_gbps", None, "cluster.per_node_gbps"),
+        (COLLECTIVE, "cluster.per_node_gbps", -1, "cluster.per_node_gbps"),
+        (COLLECTIVE, "cluster.per_node_gbps", float("nan"), "cluster.per_node_gbps"),
+        (COLLECTIVE, "cluster.per_node_gbps", "fast", "cluster.per_node_gbps"),
+        (COLLECTIVE, "cluster.gpudirect_rdma", "yes", "cluster.gpudirect_rdma"),
+        (COLLECTIVE, "cluster.colour", "red", "cluster.colour"),
+        (COLLECTIVE, "workload.op", "broadcast", "workload.op"),
+        (COLLECTIVE, "workload.op", _DELETE, "workload.op"),
+        (COLLECTIVE, "workload.message_bytes", 0, "workload.message_bytes"),
+        (COLLECTIVE, "workload.message_bytes", 1e20, "workload.message_bytes"),
+        (COLLECTIVE, "workload.kind", "inference", "workload.kind"),
+        (COLLECTIVE, "workload.extra", 1, "workload.extra"),
+        (COLLECTIVE, "cluster", [], "cluster"),
+        (COLLECTIVE, "workload", _DELETE, "workload"),
+        (TRAINING, "workload.parallelism.tp", 3, "workload.parallelism"),
+        (TRAINING, "workload.parallelism.tp", 0, "workload.parallelism.tp"),
+        (TRAINING, "workload.parallelism.dp", 7, "workload.parallelism.dp"),
+        (TRAINING, "workload.parallelism.pp", 100, "workload.parallelism.pp"),
+        (TRAINING, "workload.parallelism.vp", 30, "workload.parallelism.vp"),
+        (TRAINING, "workload.parallelism.sharding", "zero9", "workload.parallelism.sharding"),
+        (TRAINING, "workload.parallelism.ep", 2, "workload.parallelism.ep"),
+        (TRAINING, "workload.model.params", _DELETE, "workload.model.params"),
+        (TRAINING, "workload.model.params", -5, "workload.model.params"),
+        (TRAINING, "workload.model.kv_heads", 7, "workload.model.kv_heads"),
+        (TRAINING, "workload.model.moe", 8, "workload.model.moe"),
+        (TRAINING, "workload.model", 5, "workload.model"),
+        (TRAINING, "workload.seq_len", _DELETE, "workload.seq_len"),
+        (TRAINING, "workload.global_batch", 1000, "workload.global_batch"),
+        (TRAINING, "workload.precision", "fp4", "workload.precision"),
+        (TRAINING, "workload.recompute", "some", "workload.recompute"),
+        (TRAINING, "workload.parallelism.cp", 3, "workload.parallelism"),
+    ],
+)
+def test_errors_name_the_field(base: dict[str, Any], path: str, value: Any, field: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(_set(base, path, value))
+    assert info.value.field == field
+    assert info.value.message
+    assert str(info.value).startswith(field)
+
+
+def test_more_field_errors() -> None:
+    one_gpu = _set(COLLECTIVE, "cluster.gpus_per_node", 1)
+    one_gpu["cluster"]["nodes"] = 1
+    with pytest.raises(ScenarioError, match="at least 2 GPUs"):
+        parse_scenario(one_gpu)
+    vp_no_pp = _set(TRAINING, "workload.parallelism.vp", 2)
+    vp_no_pp["workload"]["parallelism"]["pp"] = 1
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(vp_no_pp)
+    assert info.value.field == "workload.parallelism.vp"
+    cp_seq = _set(TRAINING, "workload.parallelism.cp", 2)
+    cp_seq["workload"]["seq_len"] = 8191
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(cp_seq)
+    assert info.value.field == "workload.seq_len"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(
+            {
+                "cluster": {"gpu": "H100", "gpus_per_node": 1, "nodes": 1},
+                "workload": {"kind": "hpc", "step_time_one_node_s": 1, "message_bytes": 1},
+            }
+        )
+    assert info.value.field == "cluster.gpus_per_node"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(
+            {
+                "cluster": {"gpu": "H100", "nodes": 1},
+                "workload": {
+                    "kind": "hpc",
+                    "step_time_one_node_s": 1,
+                    "comm_share": 1.0,
+                    "message_bytes": 1,
+                },
+            }
+        )
+    assert info.value.field == "workload.comm_share"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(
+            {
+                "cluster": {"gpu": "H100", "nodes": 1},
+                "workload": {"kind": "batch", "gpu_hours": 1, "startup_s": -1},
+            }
+        )
+    assert info.value.field == "workload.startup_s"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(
+            {"cluster": {"gpu": "H100", "nodes": 1}, "workload": {"kind": "x"}, "extra": 1}
+        )
+    assert info.value.field == "extra"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario([])  # type: ignore[arg-type]
+    assert info.value.field == "scenario"
+
+
+def test_integral_floats_and_enum_spelling_are_accepted() -> None:
+    s = _set(COLLECTIVE, "cluster.nodes", 4.0)
+    s["workload"]["op"] = "All-Reduce"
+    parsed = parse_scenario(s)
+    assert parsed.cluster.nodes == 4
+
+
+def test_resolve_gpu_by_alias_any_case() -> None:
+    assert resolve_gpu("h100", GPUS).name == "H100-SXM-80GB"
+    assert resolve_gpu("H100 80gb", GPUS).name == "H100-SXM-80GB"
+    assert resolve_gpu("a100-sxm-40gb", GPUS).name == "A100-SXM-40GB"
+    with pytest.raises(ScenarioError) as info:
+        resolve_gpu("V100", GPUS)
+    assert info.value.field == "cluster.gpu"
+    assert "H100-SXM-80GB" in info.value.message
+
+
+def test_depth_given_width_derived_and_required_numbers() -> None:
+    s = copy.deepcopy(TRAINING)
+    s["workload"]["model"] = {"params": 7e9, "layers": 32}
+    s["workload"]["parallelism"] = {"tp": 8}
+    w = parse_scenario(s).workload
+    assert isinstance(w, TrainingWorkload)
+    assert w.model.hidden == 4224
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(
+            {
+                "cluster": {"gpu": "H100", "nodes": 1},
+                "workload": {"kind": "hpc", "message_bytes": 1},
+            }
+        )
+    assert info.value.field == "workload.step_time_one_node_s"

@@ -1,0 +1,61 @@
+"""Property-based fuzzing of the JSON API from its own OpenAPI document (schemathesis).
+
+Checks: no 5xx, documented status codes and content types, bodies that match the schema.
+Bounded to a fixed number of examples per operation so the run stays well under a minute.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import schemathesis
+from fastapi import FastAPI
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from clusterscout.services import build
+from clusterscout.settings import Settings
+from clusterscout.store.db import make_engine
+from clusterscout.web.app import create_app
+
+FIXTURE_DATA_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "catalog"
+
+MAX_EXAMPLES = 50
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+
+
+
+
+def _app() -> FastAPI:
+    # Built at collection time: schemathesis parametrizes from the schema, before fixtures run.
+    path = Path(tempfile.mkdtemp(prefix="cs-fuzz-")) / "fixture.sqlite3"
+    engine = make_engine(f"sqlite:///{path}")
+    build(engine, FIXTURE_DATA_DIR)
+    engine.dispose()
+    return create_app(Settings(database_url=f"sqlite:///{path}", data_dir=FIXTURE_DATA_DIR))
+
+
+schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", _app())
+
+
+@schema.parametrize()
+@settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_api_never_fails_and_conforms(case: schemathesis.Case) -> None:
+    case.call_and_validate(checks=CHECKS)

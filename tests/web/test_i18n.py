@@ -1,0 +1,97 @@
+"""Translation catalogs are complete, current and compile; formatting and negotiation per locale."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from clusterscout.web import i18n
+
+ROOT = Path(__file__).resolve().parents[2]
+POT = i18n.LOCALE_DIR / "messages.pot"
+PLACEHOLDER = re.compile(r"%\(\w+\)s")
+
+
+def _ids(path: Path) -> set[object]:
+    with path.open("rb") as fh:
+        return {m.id for m in read_po(fh) if m.id}
+
+
+def test_messages_pot_is_current(tmp_path: Path) -> None:
+    out = tmp_path / "messages.pot"
+    pybabel = Path(sys.executable).with_name("pybabel")
+    subprocess.run(
+        [str(pybabel), "extract", "-F", "babel.cfg", "--no-location", "--sort-output",
+         "--omit-header", "-k", "N_", "-o", str(out), "."],
+        cwd=ROOT, check=True, capture_output=True,
+    )  # fmt: skip
+    fresh, committed = _ids(out), _ids(POT)
+    assert fresh == committed, (
+        f"messages.pot is stale; added {fresh - committed}, removed {committed - fresh}. "
+        "Run the pybabel extract command in babel.cfg."
+    )
+
+
+@pytest.mark.parametrize("lang", i18n.TRANSLATED_LOCALES)
+def test_every_string_is_translated(lang: str) -> None:
+    with i18n.po_path(lang).open("rb") as fh:
+        catalog = read_po(fh, locale=lang)
+    wanted = _ids(POT)
+    problems = []
+    for msgid in wanted:
+        msg = catalog.get(msgid)
+        if msg is None:
+            problems.append(f"missing: {msgid!r}")
+            continue
+        strings = msg.string if isinstance(msg.string, tuple) else (msg.string,)
+        if not all(strings):
+            problems.append(f"empty: {msgid!r}")
+        if msg.fuzzy:
+            problems.append(f"fuzzy: {msgid!r}")
+        source = msgid if isinstance(msgid, tuple) else (msgid,)
+        wanted_names = set(PLACEHOLDER.findall(source[-1]))
+        for s in strings:
+            if set(PLACEHOLDER.findall(s)) != wanted_names:
+                problems.append(f"placeholders differ: {msgid!r} -> {s!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_catalogs_compile(tmp_path: Path) -> None:
+    copy = tmp_path / "locale"
+    shutil.copytree(i18n.LOCALE_DIR, copy, ignore=shutil.ignore_patterns("*.mo"))
+    written = i18n.compile_catalogs(copy)
+    assert len(written) == len(i18n.TRANSLATED_LOCALES)
+    translations = i18n.load_translations("de", copy)
+    assert translations.gettext("unknown") == "unbekannt"
+    assert i18n.main(["compile"]) == 0
+    assert i18n.main([]) == 2
+
+
+def test_formatting_follows_the_locale() -> None:
+    fmt = {lang: i18n.formatter(lang, i18n.load_translations(lang)) for lang in i18n.KNOWN_LOCALES}
+    assert fmt["en"].usd(2.5) == "$2.50"
+    assert fmt["de"].usd(2.5) == "2,50\xa0$"
+    assert fmt["pt"].number(3200) == "3.200"
+    assert fmt["fr"].day("2026-11-20") == "20 nov. 2026"
+    assert fmt["es"].gettext("unknown") == "desconocido"
+
+
+@pytest.mark.parametrize(
+    ("header", "lang"),
+    [
+        (None, "en"),
+        ("fr-CA,fr;q=0.9", "fr"),
+        ("en;q=0.1, de;q=0.9", "de"),
+        ("zh, ja;q=0.5", "en"),
+        ("pt;q=garbage, es", "es"),
+        ("*", "en"),
+    ],
+)
+def test_accept_language_negotiation(header: str | None, lang: str) -> None:
+    assert i18n.negotiate(header) == lang
