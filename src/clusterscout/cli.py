@@ -31,6 +31,7 @@ from clusterscout.services import (
     build,
     compare_records,
     find_offers,
+    mark_freshness,
     open_engine,
 )
 from clusterscout.settings import Settings
@@ -244,6 +245,7 @@ def offers(
             _, _, page = find_offers(conn, {k: v for k, v in raw.items() if v})
         except FilterError as exc:
             raise _fail(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
+    mark_freshness(page.records, _settings(database_url).stale_after_days)
     _emit(
         fmt,
         page.records,
@@ -336,6 +338,7 @@ def compare(
             records = compare_records(conn, slugs)
         except ValueError as exc:
             raise _fail(str(exc)) from None
+    mark_freshness(records, _settings(database_url).stale_after_days)
     if fmt == "json":
         _print_json(records)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from clusterscout.settings import Settings
 from clusterscout.store import queries
 from clusterscout.store.build import BuildStats, build_database, data_version
 from clusterscout.store.db import make_engine
+from clusterscout.store.prices import with_freshness
 from clusterscout.store.queries import Page
 
 
@@ -139,3 +141,19 @@ def compare_records(conn: Connection, slugs: Sequence[str]) -> list[dict[str, An
         msg = f"compare needs 2 to 4 distinct providers, got {len(wanted)}"
         raise ValueError(msg)
     return queries.get_providers(conn, wanted)
+
+
+def mark_freshness(
+    records: list[dict[str, Any]], stale_after_days: int, today: date | None = None
+) -> list[dict[str, Any]]:
+    """Add ``age_days`` and ``stale`` to every price of offer records (in place; returned).
+
+    Provider detail records are handled too: their offers' prices are marked.
+    """
+    today = today or datetime.now(UTC).date()
+    for record in records:
+        if "prices" in record:
+            record["prices"] = with_freshness(record["prices"], today, stale_after_days)
+        for offer in record.get("offers", []):
+            offer["prices"] = with_freshness(offer["prices"], today, stale_after_days)
+    return records

@@ -73,7 +73,7 @@ def browser() -> Iterator[object]:
     """Debian Chromium through Playwright (skipped, with the reason, when it is not installed)."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is not installed (make test installs it with apt as root)")
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

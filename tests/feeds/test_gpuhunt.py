@@ -189,7 +189,7 @@ def test_no_network_is_a_clean_feed_failure(engine: Engine) -> None:
 
 
 def test_a_hanging_network_hits_the_deadline(engine: Engine) -> None:
-    import threading  # noqa: PLC0415
+    import threading
 
     release = threading.Event()
 

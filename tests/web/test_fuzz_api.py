@@ -35,8 +35,6 @@ CHECKS = [
 ]
 
 
-
-
 def _app() -> FastAPI:
     # Built at collection time: schemathesis parametrizes from the schema, before fixtures run.
     path = Path(tempfile.mkdtemp(prefix="cs-fuzz-")) / "fixture.sqlite3"

@@ -171,11 +171,11 @@ def test_prices_show_as_of_and_stale_badge(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(viewmodels, "today", lambda: date(2026, 11, 25))
-    html = client.get("/en/offers/?provider=alpha&provider=beta", headers={"X-T": "1"}).text
+    html = client.get("/en/offers/?provider=alpha&provider=beta&sort=gbps").text
     assert "as of Nov 20, 2026" in html
     assert html.count('class="badge stale"') == 1  # beta's 2026-10-15 price only
     monkeypatch.setattr(viewmodels, "today", lambda: date(2027, 6, 1))
-    html = client.get("/en/offers/?provider=alpha&provider=beta", headers={"X-T": "2"}).text
+    html = client.get("/en/offers/?provider=alpha&provider=beta&sort=nodes").text
     assert html.count('class="badge stale"') >= 3
 
 

@@ -23,6 +23,7 @@ OFFER_COLUMNS: Final = (
     "managed_kubernetes",
     "from_usd_per_gpu_hour",
     "price_tiers",
+    "stale_prices",
     "source_urls",
 )
 
@@ -71,6 +72,12 @@ def offer_row(record: dict[str, Any]) -> dict[str, Any]:
         "managed_kubernetes": record["orchestration"]["managed_kubernetes"],
         "from_usd_per_gpu_hour": record["from_usd_per_gpu_hour"],
         "price_tiers": " ".join(tiers) or None,
+        # Present only once freshness was marked (CLI and API do); None means not computed.
+        "stale_prices": (
+            sum(1 for p in record["prices"] if p.get("stale"))
+            if all("stale" in p for p in record["prices"]) and record["prices"]
+            else None
+        ),
         "source_urls": _source_urls(record),
     }
 

@@ -8,7 +8,9 @@ changes exactly when the data, the code's assets or the request change.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -29,6 +31,8 @@ SECURITY_HEADERS: Final = (
 PAGE_CACHE: Final = b"public, max-age=60, stale-while-revalidate=300"
 STATIC_CACHE: Final = b"public, max-age=31536000, immutable"
 _NO_ETAG_PATHS: Final = frozenset({"/", "/healthz"})
+CACHE_ENTRIES: Final = 512
+CACHE_MAX_BODY: Final = 2_000_000
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -44,11 +48,15 @@ class HeadersMiddleware:
     def __init__(self, app: ASGIApp, version: Callable[[], str]) -> None:
         self.app = app
         self.version = version
+        # Rendered 200 answers by ETag. The ETag covers the data build, the assets, the day
+        # (stale badges) and the request, so an entry can never be served for other content.
+        self.cache: OrderedDict[str, tuple[list[tuple[bytes, bytes]], bytes]] = OrderedDict()
 
     def _etag(self, scope: Scope) -> str:
         key = "|".join(
             (
                 self.version(),
+                datetime.now(UTC).date().isoformat(),
                 scope.get("path", ""),
                 scope.get("query_string", b"").decode("latin-1"),
                 _header(scope, b"hx-request"),
@@ -70,6 +78,14 @@ class HeadersMiddleware:
             if match and etag in {m.strip() for m in match.split(",")}:
                 await self._not_modified(send, etag)
                 return
+            hit = self.cache.get(etag) if scope["method"] == "GET" else None
+            if hit is not None:
+                self.cache.move_to_end(etag)
+                await send({"type": "http.response.start", "status": 200, "headers": hit[0]})
+                await send({"type": "http.response.body", "body": hit[1]})
+                return
+        captured: dict[str, object] = {}
+        chunks: list[bytes] = []
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -86,9 +102,26 @@ class HeadersMiddleware:
                 elif b"cache-control" not in names:
                     headers.append((b"cache-control", b"no-store"))
                 message["headers"] = headers
+                cacheable = etag is not None and scope["method"] == "GET"
+                if cacheable and status == 200 and b"set-cookie" not in names:
+                    captured["headers"] = headers
+            elif message["type"] == "http.response.body" and "headers" in captured:
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    self._store(etag, captured, chunks)
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
+
+    def _store(self, etag: str | None, captured: dict[str, object], chunks: list[bytes]) -> None:
+        body = b"".join(chunks)
+        if etag is None or len(body) > CACHE_MAX_BODY:
+            return
+        headers = captured["headers"]
+        assert isinstance(headers, list)  # noqa: S101
+        self.cache[etag] = (headers, body)
+        while len(self.cache) > CACHE_ENTRIES:
+            self.cache.popitem(last=False)
 
     async def _not_modified(self, send: Send, etag: str) -> None:
         headers = [

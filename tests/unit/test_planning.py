@@ -1,0 +1,212 @@
+"""Estimate and plan services and their CLI commands, over the fixture catalog."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from typer.testing import CliRunner
+
+from clusterscout.catalog.calibration import CalibrationError
+from clusterscout.cli import app
+from clusterscout.model.scenario import ScenarioError
+from clusterscout.planning import plan_offer, plan_request, run_estimate, run_plan
+from clusterscout.services import build
+from clusterscout.settings import Settings
+from clusterscout.store.db import make_engine
+from tests.conftest import REAL_DATA_DIR
+
+runner = CliRunner()
+
+COLLECTIVE = {
+    "cluster": {
+        "gpu": "H100",
+        "gpus_per_node": 8,
+        "nodes": 4,
+        "fabric": "infiniband",
+        "per_node_gbps": 3200,
+        "gpudirect_rdma": True,
+    },
+    "workload": {"kind": "collective", "op": "all_reduce", "message_bytes": 4294967296},
+}
+
+
+def test_estimate_collective_resolves_aliases(fixture_engine: Engine) -> None:
+    with fixture_engine.connect() as conn:
+        result = run_estimate(conn, COLLECTIVE)
+    assert result["gpu"] == "H100-SXM-80GB"
+    assert result["kind"] == "collective"
+    # nccl-tests definition for all-reduce: busbw = algbw * 2(n-1)/n with n = 32 ranks.
+    assert result["busbw_gbs"] == pytest.approx(result["algbw_gbs"] * 2 * 31 / 32)
+    assert result["algbw_gbs"] == pytest.approx(4294967296 / 1e9 / result["time_s"])
+
+
+def test_estimate_rejects_bad_scenarios_naming_the_field(fixture_engine: Engine) -> None:
+    bad = json.loads(json.dumps(COLLECTIVE))
+    bad["cluster"]["nodes"] = 0
+    with fixture_engine.connect() as conn, pytest.raises(ScenarioError) as info:
+        run_estimate(conn, bad)
+    assert info.value.field == "cluster.nodes"
+    bad["cluster"]["nodes"] = 2
+    bad["cluster"]["gpu"] = "Z9"
+    with fixture_engine.connect() as conn, pytest.raises(ScenarioError) as info:
+        run_estimate(conn, bad)
+    assert info.value.field == "cluster.gpu"
+    with fixture_engine.connect() as conn, pytest.raises(ScenarioError):
+        run_estimate(conn, [1, 2])
+
+
+def test_plan_ranks_priced_offers_and_explains_exclusions(fixture_engine: Engine) -> None:
+    with fixture_engine.connect() as conn:
+        result = run_plan(conn, {"model": "70B", "tokens": 2e11}).to_dict()
+        h100_only = run_plan(conn, {"model": "70B", "tokens": 2e11, "gpu": "H100"}).to_dict()
+    # ~16 bytes per parameter of model state: 70B needs more than one 8x80 GB node, while
+    # eight 192 GB MI300X hold it, so the verdict depends on the GPUs considered.
+    assert h100_only["needs_multi_node"] is True
+    assert h100_only["min_gpus_to_fit"] > 8
+    verdicts = {v["gpu"]: v["one_node_fits"] for v in result["per_gpu"]}
+    assert verdicts["H100-SXM-80GB"] is False
+    assert verdicts["MI300X-192GB"] is True
+    assert result["needs_multi_node"] is False
+    offer_ids = {o["offer"]["offer_id"] for o in result["options"]}
+    assert offer_ids <= {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce"}
+    assert offer_ids
+    excluded = {e["offer"]["offer_id"]: e["reason"] for e in result["excluded"]}
+    assert excluded.get("beta-h100-eth") == "no price"
+    costs = [o["cost_usd"] for o in result["options"]]
+    assert costs == sorted(costs)
+    for option in result["options"]:
+        gpus = option["nodes"] * option["offer"]["gpus_per_node"]
+        price = option["offer"]["usd_per_gpu_hour"]
+        assert option["cost_usd"] == pytest.approx(price * gpus * option["time_hours"])
+        assert 0 < option["scaling_efficiency"] <= 1
+
+
+def test_plan_prefers_on_demand_price_over_cheaper_reserved() -> None:
+    record = {
+        "id": "x-1",
+        "provider": "x",
+        "gpu": "H100-SXM-80GB",
+        "gpus_per_node": 8,
+        "fabric": "infiniband",
+        "per_node_gbps": 3200.0,
+        "gpudirect_rdma": True,
+        "max_nodes": 8,
+        "max_nodes_by_quote": 32,
+        "prices": [
+            {"tier": "reserved", "usd_per_gpu_hour": 2.0},
+            {"tier": "spot", "usd_per_gpu_hour": 1.0},
+            {"tier": "on_demand", "usd_per_gpu_hour": 3.0},
+        ],
+    }
+    offer = plan_offer(record)
+    assert (offer.usd_per_gpu_hour, offer.price_tier, offer.max_nodes) == (3.0, "on_demand", 32)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"model": "70B", "tokens": 1e12, "colour": 1}, "colour"),
+        ({"model": "70B", "tokens": "lots"}, "tokens"),
+        ({"model": "70B", "tokens": 1e12, "precision": "fp4"}, "precision"),
+        ({"model": "70B", "tokens": 1e12, "max_nodes": 2.5}, "max_nodes"),
+        ({"model": 70, "tokens": 1e12}, "model"),
+    ],
+)
+def test_plan_request_errors_name_the_field(body: dict[str, object], field: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        plan_request(body)
+    assert info.value.field == field
+
+
+def test_plan_filter_errors_name_the_field(fixture_engine: Engine) -> None:
+    with fixture_engine.connect() as conn, pytest.raises(ScenarioError) as info:
+        run_plan(conn, {"model": "7B", "tokens": 1e9, "fabric": "carrier-pigeon"})
+    assert info.value.field == "fabric"
+
+
+def test_database_without_calibration_says_how_to_fix(
+    tmp_path: Path, fixture_data_dir: Path
+) -> None:
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, data)
+    (data / "calibration.toml").unlink()
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    build(engine, data)
+    with engine.connect() as conn, pytest.raises(CalibrationError, match="rebuild"):
+        run_plan(conn, {"model": "7B", "tokens": 1e9})
+    engine.dispose()
+
+
+def _db(settings: Settings) -> list[str]:
+    return ["--database-url", settings.resolved_database_url()]
+
+
+def test_cli_estimate_from_stdin_and_file(fixture_settings: Settings, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["estimate", "-", *_db(fixture_settings)], input=json.dumps(COLLECTIVE)
+    )
+    assert result.exit_code == 0, result.output
+    assert set(json.loads(result.stdout)) >= {"time_s", "algbw_gbs", "busbw_gbs"}
+    path = tmp_path / "s.json"
+    path.write_text("{not json")
+    bad = runner.invoke(app, ["estimate", str(path), *_db(fixture_settings)])
+    assert bad.exit_code == 2
+    assert "invalid JSON" in bad.stderr
+
+
+def test_cli_plan_json_contract(fixture_settings: Settings) -> None:
+    result = runner.invoke(
+        app,
+        ["plan", "--model", "8B", "--tokens", "1e10", "--format", "json", *_db(fixture_settings)],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"needs_multi_node", "min_gpus_to_fit", "options", "excluded"} <= set(data)
+    option = data["options"][0]
+    assert {"offer", "nodes", "layout", "time_hours", "cost_usd", "scaling_efficiency"} <= set(
+        option
+    )
+    for item in data["excluded"]:
+        assert item["reason"]
+
+
+def test_cli_plan_bad_flag(fixture_settings: Settings) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "plan",
+            "--model",
+            "70B",
+            "--tokens",
+            "1e12",
+            "--precision",
+            "int4",
+            *_db(fixture_settings),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "--precision: must be bf16 or fp8" in result.stderr
+
+
+def test_check_model_meets_the_calibration_targets() -> None:
+    result = runner.invoke(
+        app,
+        ["check-model", str(REAL_DATA_DIR / "measurements.json"), "--data-dir", str(REAL_DATA_DIR)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    last = result.stdout.strip().splitlines()[-1]
+    match = re.search(
+        r"expressed (\d+) of (\d+) points; median abs error ([\d.]+)%, p90 abs error ([\d.]+)%",
+        last,
+    )
+    assert match, last
+    median, p90 = float(match.group(3)), float(match.group(4))
+    assert median <= 10.0
+    assert p90 <= 25.0
