@@ -7,6 +7,7 @@ also compiles on start when a ``.mo`` is missing or older than its ``.po``.
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,8 +63,11 @@ def compile_catalogs(locale_dir: Path = LOCALE_DIR, *, force: bool = False) -> l
             continue
         with po.open("rb") as fh:
             catalog = read_po(fh, locale=lang)
-        with mo.open("wb") as fh:
+        # Written aside then renamed, so a worker starting meanwhile never reads half a file.
+        tmp = mo.with_suffix(f".mo.{os.getpid()}.tmp")
+        with tmp.open("wb") as fh:
             write_mo(fh, catalog, use_fuzzy=False)
+        tmp.replace(mo)
         written.append(mo)
     return written
 
@@ -160,10 +164,31 @@ def negotiate(accept_language: str | None) -> str:
     return DEFAULT_LOCALE
 
 
+EXTRACT_ARGS: Final = (
+    "extract", "-F", "babel.cfg", "--no-location", "--sort-output", "--omit-header",
+    "-k", "N_", "-o", "src/clusterscout/locale/messages.pot", ".",
+)  # fmt: skip
+
+
+def extract_and_update() -> None:
+    """Re-extract ``messages.pot`` (run from the repository root) and merge it into each ``.po``."""
+    from babel.messages.frontend import CommandLineInterface  # noqa: PLC0415
+
+    CommandLineInterface().run(["pybabel", *EXTRACT_ARGS])
+    for lang in TRANSLATED_LOCALES:
+        CommandLineInterface().run(
+            ["pybabel", "update", "--no-fuzzy-matching", "--ignore-obsolete",
+             "-i", str(LOCALE_DIR / "messages.pot"), "-o", str(po_path(lang)), "-l", lang]
+        )  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
-    """``python -m clusterscout.web.i18n compile [--force]``."""
-    if not argv or argv[0] != "compile":
-        sys.stderr.write("usage: python -m clusterscout.web.i18n compile [--force]\n")
+    """``python -m clusterscout.web.i18n compile [--force] | extract``."""
+    if argv[:1] == ["extract"]:
+        extract_and_update()
+        return 0
+    if argv[:1] != ["compile"]:
+        sys.stderr.write("usage: python -m clusterscout.web.i18n compile [--force] | extract\n")
         return 2
     for mo in compile_catalogs(force="--force" in argv):
         sys.stderr.write(f"compiled {mo}\n")

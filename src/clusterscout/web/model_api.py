@@ -13,6 +13,7 @@ from clusterscout.model.scenario import ScenarioError
 from clusterscout.web import api_docs
 from clusterscout.web.errors import ApiError
 from clusterscout.web.runtime import state_of
+from clusterscout.web.schemas import ErrorOut
 
 router = APIRouter(prefix="/api/v1", tags=["model"])
 
@@ -30,7 +31,7 @@ SCENARIO_EXAMPLE: Final = {
 PLAN_EXAMPLE: Final = {"model": "70B", "tokens": 1e11, "precision": "bf16", "max_nodes": 16}
 MODEL_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
     **api_docs.BAD_INPUT,
-    503: {"model": api_docs.ErrorOut, "description": "The database has no model calibration."},
+    503: {"model": ErrorOut, "description": "The database has no model calibration."},
 }
 JsonBody = Annotated[Any, Body(description="A JSON object.")]
 
