@@ -1,6 +1,6 @@
 """Load benchmark: serve the app with several uvicorn workers on loopback and drive two URLs.
 
-Usage: ``.venv/bin/python bench/load.py [--workers 4] [--seconds 10] [--concurrency 32]``
+Usage: ``.venv/bin/python bench/load.py [--workers 4] [--seconds 10] [--concurrency 8]``
 
 Builds the SQLite database from data/ if missing, starts ``clusterscout serve`` on a free port,
 then runs an httpx async load generator per URL for a bounded time and prints requests/s, p50 and
@@ -73,7 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
     port = _free_port()
     proc = _start(port, args.workers)

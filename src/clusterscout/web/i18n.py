@@ -174,9 +174,9 @@ def extract_and_update() -> None:
     """Re-extract ``messages.pot`` (run from the repository root) and merge it into each ``.po``."""
     from babel.messages.frontend import CommandLineInterface  # noqa: PLC0415
 
-    CommandLineInterface().run(["pybabel", *EXTRACT_ARGS])
+    CommandLineInterface().run(["pybabel", *EXTRACT_ARGS])  # type: ignore[no-untyped-call]
     for lang in TRANSLATED_LOCALES:
-        CommandLineInterface().run(
+        CommandLineInterface().run(  # type: ignore[no-untyped-call]
             ["pybabel", "update", "--no-fuzzy-matching", "--ignore-obsolete",
              "-i", str(LOCALE_DIR / "messages.pot"), "-o", str(po_path(lang)), "-l", lang]
         )  # fmt: skip
