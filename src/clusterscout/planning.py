@@ -146,7 +146,7 @@ def plan_offer(record: Mapping[str, Any]) -> PlanOffer:
         offer_id=record["id"],
         provider=record["provider"],
         gpu=record["gpu"],
-        gpus_per_node=record.get("gpus_per_node") or 8,
+        gpus_per_node=record.get("gpus_per_node"),
         fabric=FabricKind(fabric) if fabric else None,
         per_node_gbps=record.get("per_node_gbps"),
         gpudirect_rdma=record.get("gpudirect_rdma"),

@@ -210,3 +210,36 @@ def test_check_model_meets_the_calibration_targets() -> None:
     median, p90 = float(match.group(3)), float(match.group(4))
     assert median <= 10.0
     assert p90 <= 25.0
+
+
+def test_offer_with_unknown_gpus_per_node_is_excluded_not_guessed(
+    fixture_engine: Engine,
+) -> None:
+    from clusterscout.model.planner import plan
+    from clusterscout.planning import stored_calibration
+    from clusterscout.services import gpu_specs
+
+    record = {
+        "id": "x-h100",
+        "provider": "x",
+        "gpu": "H100-SXM-80GB",
+        "gpus_per_node": None,
+        "fabric": "infiniband",
+        "per_node_gbps": 3200.0,
+        "gpudirect_rdma": True,
+        "max_nodes": 8,
+        "prices": [{"tier": "on_demand", "usd_per_gpu_hour": 3.0}],
+    }
+    offer = plan_offer(record)
+    assert offer.gpus_per_node is None
+    with fixture_engine.connect() as conn:
+        result = plan(
+            plan_request({"model": "7B", "tokens": 1e9}),
+            [offer],
+            gpu_specs(conn),
+            stored_calibration(conn),
+        )
+    assert result.options == ()
+    assert [(e.offer.offer_id, e.reason) for e in result.excluded] == [
+        ("x-h100", "unknown GPUs per node")
+    ]

@@ -53,7 +53,7 @@ class PlanOffer:
     offer_id: str
     provider: str
     gpu: str
-    gpus_per_node: int
+    gpus_per_node: int | None
     fabric: FabricKind | None
     per_node_gbps: float | None
     gpudirect_rdma: bool | None
@@ -193,7 +193,8 @@ class PlanOption:
         return {
             "offer": self.offer.to_dict(),
             "nodes": self.nodes,
-            "gpus": self.nodes * self.offer.gpus_per_node,
+            # Options exist only for offers whose GPUs per node are known.
+            "gpus": self.nodes * (self.offer.gpus_per_node or 0),
             "layout": self.layout.to_dict(),
             "time_hours": self.time_hours,
             "cost_usd": self.cost_usd,
@@ -539,6 +540,10 @@ def plan(
         if offer.usd_per_gpu_hour is None:
             excluded.append(Exclusion(offer, "no price"))
             continue
+        if offer.gpus_per_node is None:
+            excluded.append(Exclusion(offer, "unknown GPUs per node"))
+            continue
+        per_node = offer.gpus_per_node
         networked = offer.fabric is not None and offer.per_node_gbps is not None
         cap = min(request.max_nodes, offer.max_nodes or request.max_nodes)
         if not networked:
@@ -547,7 +552,7 @@ def plan(
         for nodes in _node_counts(cap):
             key = (
                 gpu.name,
-                offer.gpus_per_node,
+                per_node,
                 offer.fabric,
                 offer.per_node_gbps,
                 offer.gpudirect_rdma,
@@ -556,7 +561,7 @@ def plan(
             if key not in cache:
                 cluster = ClusterSpec(
                     gpu,
-                    offer.gpus_per_node,
+                    per_node,
                     nodes,
                     offer.fabric,
                     offer.per_node_gbps,
@@ -573,7 +578,7 @@ def plan(
                 continue
             w, step_s, eff, mfu = entry
             hours = _hours(job, step_s)
-            gpus_used = nodes * offer.gpus_per_node
+            gpus_used = nodes * per_node
             candidates.append(
                 PlanOption(
                     offer=offer,
