@@ -243,3 +243,50 @@ def test_offer_with_unknown_gpus_per_node_is_excluded_not_guessed(
     assert [(e.offer.offer_id, e.reason) for e in result.excluded] == [
         ("x-h100", "unknown GPUs per node")
     ]
+
+
+def test_cli_estimate_and_plan_tables(fixture_settings: Settings) -> None:
+    est = runner.invoke(
+        app,
+        ["estimate", "-", "--format", "table", *_db(fixture_settings)],
+        input=json.dumps(COLLECTIVE),
+        env={"COLUMNS": "200"},
+    )
+    assert est.exit_code == 0, est.output
+    assert "collective estimate on H100-SXM-80GB" in est.stdout
+    assert "busbw_gbs" in est.stdout
+    plan_out = runner.invoke(
+        app,
+        ["plan", "--model", "70B", "--tokens", "1e11", "--gpu", "H100", *_db(fixture_settings)],
+        env={"COLUMNS": "200"},
+    )
+    assert plan_out.exit_code == 0, plan_out.output
+    assert "Needs multi-node: yes" in plan_out.stdout
+    assert "alpha-h100-ib" in plan_out.stdout
+    assert "p90 calibration error" in plan_out.stdout
+
+
+def test_cli_estimate_reports_the_field_of_a_bad_scenario(fixture_settings: Settings) -> None:
+    bad = json.loads(json.dumps(COLLECTIVE))
+    bad["workload"]["op"] = "broadcast"
+    result = runner.invoke(app, ["estimate", "-", *_db(fixture_settings)], input=json.dumps(bad))
+    assert result.exit_code == 2
+    assert "workload.op" in result.stderr
+
+
+def test_check_model_reports_bad_inputs(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["check-model", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2
+    assert "cannot read" in missing.stderr
+    wrong = tmp_path / "m.json"
+    wrong.write_text('{"points": 3}')
+    result = runner.invoke(app, ["check-model", str(wrong), "--data-dir", str(REAL_DATA_DIR)])
+    assert result.exit_code == 2
+    assert "expected a list of points" in result.stderr
+    empty = tmp_path / "data"
+    empty.mkdir()
+    ok = tmp_path / "ok.json"
+    ok.write_text('{"points": []}')
+    no_gpus = runner.invoke(app, ["check-model", str(ok), "--data-dir", str(empty)])
+    assert no_gpus.exit_code == 1
+    assert "cannot load GPU figures" in no_gpus.stderr
