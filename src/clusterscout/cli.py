@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
-from sqlalchemy import Engine
 
 from clusterscout.catalog.exports import (
     OFFER_COLUMNS,
@@ -24,6 +22,7 @@ from clusterscout.catalog.filters import FilterError
 from clusterscout.catalog.load import load_catalog
 from clusterscout.catalog.problems import Severity, has_errors
 from clusterscout.commands import model as model_commands
+from clusterscout.commands.common import DatabaseOpt, engine_for, err, fail, out, settings_for
 from clusterscout.commands.feeds import register as register_feeds
 from clusterscout.domain.models import MultiNode
 from clusterscout.services import (
@@ -32,9 +31,7 @@ from clusterscout.services import (
     compare_records,
     find_offers,
     mark_freshness,
-    open_engine,
 )
-from clusterscout.settings import Settings
 from clusterscout.store import queries
 from clusterscout.store.db import DatabaseURLError, make_engine
 
@@ -45,46 +42,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
-
-DatabaseOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--database-url",
-        help="SQLAlchemy URL (default: $CLUSTERSCOUT_DATABASE_URL, else the SQLite file).",
-    ),
-]
 FormatOpt = Annotated[str, typer.Option("--format", help="table, json or csv.")]
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(code)
-
-
-def _settings(database_url: str | None) -> Settings:
-    settings = Settings()
-    if database_url:
-        settings = settings.model_copy(update={"database_url": database_url})
-    return settings
-
-
-def _engine(database_url: str | None) -> Engine:
-    try:
-        return open_engine(_settings(database_url))
-    except DatabaseURLError as exc:
-        raise _fail(f"--database-url: {exc}") from None
-    except CatalogInvalidError as exc:
-        for p in exc.problems:
-            err.print(str(p), highlight=False, markup=False)
-        raise _fail("the database is empty and data/ does not validate", 1) from None
 
 
 def _choice(flag: str, value: str, allowed: tuple[str, ...]) -> str:
     value = value.strip().lower()
     if value not in allowed:
-        raise _fail(f"{flag}: {value!r} is not one of: {', '.join(allowed)}")
+        raise fail(f"{flag}: {value!r} is not one of: {', '.join(allowed)}")
     return value
 
 
@@ -140,17 +104,17 @@ def build_db(
     data_dir: Annotated[Path | None, typer.Option(help="Catalog directory.")] = None,
 ) -> None:
     """Load the catalog in one transaction; on any failure the old database stays as it was."""
-    settings = _settings(database_url)
+    settings = settings_for(database_url)
     try:
         engine = make_engine(settings.resolved_database_url())
     except DatabaseURLError as exc:
-        raise _fail(f"--database-url: {exc}") from None
+        raise fail(f"--database-url: {exc}") from None
     try:
         stats, problems = build(engine, data_dir or settings.data_dir)
     except CatalogInvalidError as exc:
         for p in exc.problems:
             err.print(str(p), highlight=False, markup=False)
-        raise _fail("catalog has errors; the database was not changed", 1) from None
+        raise fail("catalog has errors; the database was not changed", 1) from None
     warnings = len(problems)
     out.print(
         f"built {stats.providers} providers, {stats.offers} offers, {stats.prices} price "
@@ -188,7 +152,7 @@ def providers(
     status = None
     if multi_node is not None:
         status = MultiNode(_choice("--multi-node", multi_node, MultiNode.values()))
-    with _engine(database_url).connect() as conn:
+    with engine_for(database_url).connect() as conn:
         page = queries.list_providers(conn, status)
     _emit(
         fmt,
@@ -240,12 +204,12 @@ def offers(
         "provider": provider or [],
         "sort": [sort],
     }
-    with _engine(database_url).connect() as conn:
+    with engine_for(database_url).connect() as conn:
         try:
             _, _, page = find_offers(conn, {k: v for k, v in raw.items() if v})
         except FilterError as exc:
-            raise _fail(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
-    mark_freshness(page.records, _settings(database_url).stale_after_days)
+            raise fail(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
+    mark_freshness(page.records, settings_for(database_url).stale_after_days)
     _emit(
         fmt,
         page.records,
@@ -333,12 +297,12 @@ def compare(
 ) -> None:
     """Show providers side by side on the buyer's checklist."""
     fmt = _choice("--format", fmt, ("table", "json"))
-    with _engine(database_url).connect() as conn:
+    with engine_for(database_url).connect() as conn:
         try:
             records = compare_records(conn, slugs)
         except ValueError as exc:
-            raise _fail(str(exc)) from None
-    mark_freshness(records, _settings(database_url).stale_after_days)
+            raise fail(str(exc)) from None
+    mark_freshness(records, settings_for(database_url).stale_after_days)
     if fmt == "json":
         _print_json(records)
         return
@@ -363,8 +327,8 @@ def serve(
 
     import uvicorn  # noqa: PLC0415
 
-    settings = _settings(database_url)
-    _engine(database_url).dispose()  # builds when missing; fails early with a clear message
+    settings = settings_for(database_url)
+    engine_for(database_url).dispose()  # builds when missing; fails early with a clear message
     if settings.database_url:
         os.environ["CLUSTERSCOUT_DATABASE_URL"] = settings.database_url
     out.print(f"serving on http://{host}:{port}/", highlight=False)
@@ -378,7 +342,7 @@ def serve(
     )
 
 
-model_commands.register(app, _engine)
+model_commands.register(app, engine_for)
 register_feeds(app)
 
 

@@ -9,53 +9,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from sqlalchemy import Engine
 
 from clusterscout.catalog.checks import STALE_AFTER_DAYS
+from clusterscout.commands.common import DatabaseOpt, engine_for, err, fail, out, settings_for
 from clusterscout.feeds import registry
 from clusterscout.feeds.runner import STAGES, ChangeKind, FeedReport, Stage, run_feeds
-from clusterscout.services import CatalogInvalidError, open_engine
-from clusterscout.settings import Settings
 from clusterscout.store import queries
-from clusterscout.store.db import DatabaseURLError
 from clusterscout.store.prices import stale_prices
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
-
-DatabaseOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--database-url",
-        help="SQLAlchemy URL (default: $CLUSTERSCOUT_DATABASE_URL, else the SQLite file).",
-    ),
-]
 # How many unmatched items the summary lists per feed; the rest are counted.
 UNMATCHED_SHOWN = 20
 
 
-def _settings(database_url: str | None) -> Settings:
-    settings = Settings()
-    if database_url:
-        settings = settings.model_copy(update={"database_url": database_url})
-    return settings
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(code)
-
-
-def _engine(settings: Settings) -> Engine:
-    try:
-        return open_engine(settings)
-    except DatabaseURLError as exc:
-        raise _fail(f"--database-url: {exc}") from None
-    except CatalogInvalidError:
-        raise _fail("the database is empty and data/ does not validate", 1) from None
 
 
 def _money(value: float | None) -> str:
@@ -130,8 +97,8 @@ def refresh(
     try:
         feeds = registry.select_feeds(source, input_path is not None)
     except (KeyError, ValueError) as exc:
-        raise _fail(f"--source: {exc.args[0]}") from None
-    engine = _engine(_settings(database_url))
+        raise fail(f"--source: {exc.args[0]}") from None
+    engine = engine_for(database_url)
     tasks: dict[str, TaskID] = {}
     with Progress(
         TextColumn("{task.description}"),
@@ -178,11 +145,11 @@ def stale(
     """List stale facts (sources checked over 180 days ago) and stale prices, by provider."""
     fmt = fmt.strip().lower()
     if fmt not in {"table", "json"}:
-        raise _fail(f"--format: {fmt!r} is not one of: table, json")
-    settings = _settings(database_url)
+        raise fail(f"--format: {fmt!r} is not one of: table, json")
+    settings = settings_for(database_url)
     limit = days or settings.stale_after_days
     today = datetime.now(UTC).date()
-    engine = _engine(settings)
+    engine = engine_for(database_url)
     with engine.connect() as conn:
         facts = queries.stale_facts(conn, today, STALE_AFTER_DAYS)
         prices = stale_prices(conn, today, limit)

@@ -8,30 +8,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from clusterscout.catalog.calibration import CalibrationError, load_calibration
 from clusterscout.catalog.load import load_gpus
 from clusterscout.catalog.problems import has_errors
+from clusterscout.commands.common import fail, out
 from clusterscout.model.checkmodel import check
 from clusterscout.model.planner import PlanResult
 from clusterscout.model.scenario import ScenarioError
 from clusterscout.planning import run_estimate, run_plan
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(code)
-
 
 def _format(value: str, allowed: tuple[str, ...]) -> str:
     value = value.lower()
     if value not in allowed:
-        raise _fail(f"--format: {value!r} is not one of: {', '.join(allowed)}")
+        raise fail(f"--format: {value!r} is not one of: {', '.join(allowed)}")
     return value
 
 
@@ -39,11 +31,11 @@ def _read_json(source: str) -> Any:
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as exc:
-        raise _fail(f"cannot read {source}: {exc.strerror}") from None
+        raise fail(f"cannot read {source}: {exc.strerror}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _fail(f"{source}: invalid JSON: {exc.msg} (line {exc.lineno})") from None
+        raise fail(f"{source}: invalid JSON: {exc.msg} (line {exc.lineno})") from None
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -68,9 +60,9 @@ def register(app: typer.Typer, engine_for: Any) -> None:
             try:
                 result = run_estimate(conn, body)
             except ScenarioError as exc:
-                raise _fail(f"{exc.field}: {exc.message}") from None
+                raise fail(f"{exc.field}: {exc.message}") from None
             except CalibrationError as exc:
-                raise _fail(str(exc), 1) from None
+                raise fail(str(exc), 1) from None
         if fmt == "json":
             sys.stdout.write(json.dumps(result, indent=2) + "\n")
             return
@@ -131,9 +123,9 @@ def register(app: typer.Typer, engine_for: Any) -> None:
             try:
                 result = run_plan(conn, {k: v for k, v in body.items() if v is not None})
             except ScenarioError as exc:
-                raise _fail(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
+                raise fail(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
             except CalibrationError as exc:
-                raise _fail(str(exc), 1) from None
+                raise fail(str(exc), 1) from None
         if fmt == "json":
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
             return
@@ -152,15 +144,15 @@ def register(app: typer.Typer, engine_for: Any) -> None:
         raw = _read_json(str(measurements))
         points = raw.get("points") if isinstance(raw, dict) else raw
         if not isinstance(points, list):
-            raise _fail(f"{measurements}: expected a list of points or an object with 'points'")
+            raise fail(f"{measurements}: expected a list of points or an object with 'points'")
         problems: list[Any] = []
         gpus = load_gpus(data_dir, problems)
         if has_errors(problems) or not gpus:
-            raise _fail(f"{data_dir}/gpus.toml: cannot load GPU figures", 1)
+            raise fail(f"{data_dir}/gpus.toml: cannot load GPU figures", 1)
         try:
             calibration = load_calibration(data_dir)
         except CalibrationError as exc:
-            raise _fail(str(exc), 1) from None
+            raise fail(str(exc), 1) from None
         report = check(points, gpus, calibration)
         table = Table(title="predicted vs measured", header_style="bold")
         for col in ("point", "metric", "measured", "predicted", "error %"):
@@ -217,7 +209,8 @@ def _print_plan(result: PlanResult, limit: int) -> None:
         "eff. $/GPU-h",
         "pareto",
     ):
-        table.add_column(col, overflow="fold")
+        # Offer ids are what users copy into other commands: never break them.
+        table.add_column(col, no_wrap=col == "offer", overflow="fold")
     for o in result.options[:limit]:
         lay = o.layout
         table.add_row(
