@@ -65,7 +65,12 @@ i18n-extract: $(DEV_STAMP)
 
 test: $(DEV_STAMP) chromium i18n lint types
 	$(BIN)/clusterscout validate data
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest -n 2 --dist loadgroup --cov --cov-report= --doctest-modules \
+	  tests src/clusterscout/domain src/clusterscout/catalog
+	$(BIN)/coverage report --fail-under=90 --skip-covered
+	@# The pure layers are fully covered: any uncovered line there is a missing test.
+	$(BIN)/coverage report --fail-under=100 \
+	  --include='*/clusterscout/domain/*,*/clusterscout/catalog/*,*/clusterscout/model/*'
 
 check: test
 
