@@ -4,18 +4,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlalchemy import Connection
 
 from clusterscout.catalog.calibration import CalibrationError, parse_calibration
 from clusterscout.catalog.filters import FILTER_NAMES, FilterError
-from clusterscout.domain.models import FabricKind
+from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
+from clusterscout.model.compute import peak_tflops
+from clusterscout.model.cost import effective_usd_per_gpu_hour
 from clusterscout.model.estimate import estimate
-from clusterscout.model.inputs import Precision
-from clusterscout.model.planner import DEFAULT_MAX_NODES, PlanOffer, PlanRequest, PlanResult, plan
+from clusterscout.model.inputs import (
+    ClusterSpec,
+    Parallelism,
+    Precision,
+    Recompute,
+    Sharding,
+    TrainingWorkload,
+)
+from clusterscout.model.memory import memory_per_gpu
+from clusterscout.model.planner import (
+    DEFAULT_MAX_NODES,
+    PlanOffer,
+    PlanRequest,
+    PlanResult,
+    best_layout,
+    job_for,
+    plan,
+)
+from clusterscout.model.presets import find_preset
 from clusterscout.model.scenario import ScenarioError, parse_scenario, resolve_gpu
+from clusterscout.model.training import train_step
 from clusterscout.services import find_offers, gpu_specs
 from clusterscout.store import queries
 
@@ -184,3 +205,227 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
         raise ScenarioError(exc.field, exc.message) from None
     offers = [plan_offer(r) for r in page.records]
     return plan(request, offers, gpu_specs(conn), stored_calibration(conn))
+
+
+# --- charts and listings (web) ----------------------------------------------------------------
+# Helpers for the plan page's scaling chart and the listings' reference-workload columns. They
+# reuse the model package as is; only the I/O (catalog records, stored calibration) is here.
+
+SWEEP_MAX_NODES: Final = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingCurve:
+    """Predicted scaling efficiency over node counts on one fabric's representative offer.
+
+    ``points`` pairs a node count with the efficiency of the planner's best layout there,
+    or None when the job does not fit in memory on that many nodes.
+    """
+
+    fabric: str
+    offer: PlanOffer
+    points: tuple[tuple[int, float | None], ...]
+
+
+def sweep_node_counts(max_nodes: int) -> tuple[int, ...]:
+    """Powers of two from 1 up to ``max_nodes`` (capped at SWEEP_MAX_NODES), plus the cap."""
+    cap = max(1, min(max_nodes, SWEEP_MAX_NODES))
+    counts = [1 << i for i in range(cap.bit_length()) if (1 << i) <= cap]
+    if counts[-1] != cap:
+        counts.append(cap)
+    return tuple(counts)
+
+
+def _representatives(offers: Sequence[PlanOffer], gpu_names: set[str]) -> list[PlanOffer]:
+    """Per fabric, the networked offer with the most bandwidth per node (then the largest)."""
+    best: dict[str, PlanOffer] = {}
+    for o in offers:
+        if o.fabric is None or o.per_node_gbps is None or not o.gpus_per_node:
+            continue
+        if o.gpu not in gpu_names:
+            continue
+        key = (o.per_node_gbps, o.max_nodes or 0, o.offer_id)
+        current = best.get(o.fabric.value)
+        if current is None or key > (
+            current.per_node_gbps or 0.0,
+            current.max_nodes or 0,
+            current.offer_id,
+        ):
+            best[o.fabric.value] = o
+    return [best[k] for k in sorted(best)]
+
+
+def scaling_curves(conn: Connection, body: Any) -> list[ScalingCurve]:
+    """Scaling efficiency vs node count for the planned job, one curve per fabric.
+
+    Each fabric is represented by its offer with the most bandwidth per node among the offers
+    the plan considers (same filters and GPU choice); node counts are powers of two up to the
+    request's ``max_nodes``. Each point uses the planner's own layout search, so the chart and
+    the ranked table agree.
+
+    Raises:
+        ScenarioError: as :func:`run_plan`.
+    """
+    if not isinstance(body, Mapping):
+        raise ScenarioError("plan", "must be a JSON object")
+    request = plan_request(body)
+    job = job_for(request)
+    try:
+        _, _, page = find_offers(conn, _filter_params(body))
+    except FilterError as exc:
+        raise ScenarioError(exc.field, exc.message) from None
+    gpus = gpu_specs(conn)
+    calibration = stored_calibration(conn)
+    by_name = {g.name: g for g in gpus}
+    wanted = resolve_gpu(request.gpu, gpus).name if request.gpu else None
+    usable = {
+        g.name
+        for g in gpus
+        if (wanted is None or g.name == wanted) and _has_figures(g, request.precision)
+    }
+    curves = []
+    for offer in _representatives([plan_offer(r) for r in page.records], usable):
+        gpu = by_name[offer.gpu]
+        points: list[tuple[int, float | None]] = []
+        for nodes in sweep_node_counts(request.max_nodes):
+            cluster = ClusterSpec(
+                gpu,
+                offer.gpus_per_node or 0,
+                nodes,
+                offer.fabric,
+                offer.per_node_gbps,
+                offer.gpudirect_rdma,
+            )
+            best = best_layout(job, cluster, calibration)
+            eff = None
+            if best is not None:
+                eff = train_step(best.workload, cluster, calibration).scaling_efficiency
+            points.append((nodes, eff))
+        curves.append(
+            ScalingCurve(offer.fabric.value if offer.fabric else "", offer, tuple(points))
+        )
+    return curves
+
+
+def _has_figures(gpu: GpuSpec, precision: Precision) -> bool:
+    try:
+        peak_tflops(gpu, Precision.BF16)
+        peak_tflops(gpu, precision)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceWorkload:
+    """A fixed training job used to compare offers in the listings.
+
+    ``layouts`` lists (tp, pp) pairs tried in order; the first that fits memory (without, then
+    with full activation recomputation) is used.
+    """
+
+    key: str
+    preset: str
+    sharding: Sharding
+    nodes: int
+    layouts: tuple[tuple[int, int], ...]
+
+
+REFERENCE_WORKLOADS: Final[Mapping[str, ReferenceWorkload]] = {
+    w.key: w
+    for w in (
+        ReferenceWorkload("8b-fsdp-4", "8B", Sharding.FSDP, 4, ((1, 1), (2, 1), (4, 1), (8, 1))),
+        ReferenceWorkload(
+            "70b-fsdp-16", "70B", Sharding.FSDP, 16, ((1, 1), (2, 1), (4, 1), (8, 1))
+        ),
+        ReferenceWorkload("70b-3d-32", "70B", Sharding.ZERO1, 32, ((8, 1), (8, 2), (8, 4), (8, 8))),
+        ReferenceWorkload("405b-3d-64", "405B", Sharding.ZERO1, 64, ((8, 8), (8, 16), (8, 32))),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceEstimate:
+    """Predicted scaling efficiency and effective price of one offer on a reference workload.
+
+    ``reason`` says why a figure is missing: ``no price`` (efficiency may still be known),
+    ``unknown fabric``, ``unknown GPUs per node``, ``unknown GPU figures`` or ``does not fit``.
+    ``max_nodes`` is the offer's reach when it is below the workload's node count.
+    """
+
+    offer_id: str
+    usd_per_gpu_hour: float | None
+    scaling_efficiency: float | None
+    effective_usd_per_gpu_hour: float | None
+    reason: str | None = None
+    max_nodes: int | None = None
+
+
+def _reference_workload(
+    ref: ReferenceWorkload, gpu: GpuSpec, gpus_per_node: int, calibration: Calibration
+) -> TrainingWorkload | None:
+    preset = find_preset(ref.preset)
+    if preset is None:  # pragma: no cover - REFERENCE_WORKLOADS names known presets
+        return None
+    gpus = ref.nodes * gpus_per_node
+    global_batch = max(1, preset.batch_tokens // preset.seq_len)
+    for tp, pp in ref.layouts:
+        if tp > gpus_per_node or gpus % (tp * pp) or preset.shape.heads % tp:
+            continue
+        dp = gpus // (tp * pp)
+        for recompute in (Recompute.NONE, Recompute.FULL):
+            w = TrainingWorkload(
+                model=preset.shape,
+                seq_len=preset.seq_len,
+                global_batch=max(dp, round(global_batch / dp) * dp),
+                micro_batch=1,
+                precision=Precision.BF16,
+                parallelism=Parallelism(tp=tp, pp=pp, dp=dp, sharding=ref.sharding),
+                recompute=recompute,
+            )
+            if memory_per_gpu(w, gpu, calibration).fits:
+                return w
+    return None
+
+
+def reference_estimate(
+    record: Mapping[str, Any],
+    ref: ReferenceWorkload,
+    gpus: Sequence[GpuSpec],
+    calibration: Calibration,
+) -> ReferenceEstimate:
+    """Scaling efficiency and effective price (lowest list price / efficiency) of an offer.
+
+    One model call (``train_step``) per offer; layouts are checked for memory only.
+    """
+    price = record.get("from_usd_per_gpu_hour")
+    reach = [n for n in (record.get("max_nodes"), record.get("max_nodes_by_quote")) if n]
+    short = max(reach) if reach and max(reach) < ref.nodes else None
+
+    def missing(reason: str) -> ReferenceEstimate:
+        return ReferenceEstimate(record["id"], price, None, None, reason, short)
+
+    fabric = record.get("fabric")
+    gbps = record.get("per_node_gbps")
+    per_node = record.get("gpus_per_node")
+    if not fabric or gbps is None:
+        return missing("unknown fabric")
+    if not per_node:
+        return missing("unknown GPUs per node")
+    try:
+        gpu = resolve_gpu(str(record.get("gpu")), gpus)
+    except ScenarioError:
+        return missing("unknown GPU figures")
+    if not _has_figures(gpu, Precision.BF16):
+        return missing("unknown GPU figures")
+    workload = _reference_workload(ref, gpu, per_node, calibration)
+    if workload is None:
+        return missing("does not fit")
+    cluster = ClusterSpec(
+        gpu, per_node, ref.nodes, FabricKind(fabric), gbps, record.get("gpudirect_rdma")
+    )
+    eff = train_step(workload, cluster, calibration).scaling_efficiency
+    effective = effective_usd_per_gpu_hour(price, eff) if price is not None else None
+    return ReferenceEstimate(
+        record["id"], price, eff, effective, None if price is not None else "no price", short
+    )

@@ -111,3 +111,82 @@ def test_pages_render_without_console_errors_on_a_phone(
     p.screenshot(path=str(screenshots / f"phone-{name}.png"), full_page=True)
     assert not problems.items, problems.items
     context.close()
+
+
+def _images_loaded(p: Page, selector: str) -> list[int]:
+    return list(
+        p.eval_on_selector_all(selector, "els => els.map(e => e.complete ? e.naturalWidth : 0)")
+    )
+
+
+def test_plan_form_verdict_table_and_charts(
+    page: tuple[Page, Problems], live_server: str, screenshots: Path
+) -> None:
+    p, problems = page
+    p.goto(f"{live_server}/en/plan/")
+    expect(p.locator("html")).to_have_attribute("lang", "en")
+    p.locator("#pf-model").select_option("405B")
+    p.locator("#pf-tokens").fill("2e12")
+    p.locator("#pf-max_nodes").fill("32")
+    p.locator("#plan-form button[type=submit]").click()
+    p.wait_for_url(re.compile(r"/en/plan/\?max_nodes=32&model=405B&precision=bf16&tokens=2e12$"))
+    expect(p.locator("#verdict")).to_contain_text("needs more than one 8-GPU node")
+    expect(p.locator("table.plan-options tbody tr").first).to_be_visible()
+    expect(p.locator("table.plan-options tr.pareto").first).to_be_visible()
+    expect(p.locator("#chart-scaling img")).to_be_visible()
+    expect(p.locator("#chart-cost img")).to_be_visible()
+    p.wait_for_function(
+        "() => [...document.querySelectorAll('#charts img')]"
+        ".every(i => i.complete && i.naturalWidth > 0)"
+    )
+    assert all(w > 0 for w in _images_loaded(p, "#charts img"))
+    expect(p.locator("table.scaling tbody tr")).to_have_count(6)
+    p.screenshot(path=str(screenshots / "plan-en.png"), full_page=True)
+
+    # The URL is the state: reloading shows the same plan and the same form values.
+    p.reload()
+    expect(p.locator("#pf-tokens")).to_have_value("2e12")
+    expect(p.locator("#pf-model")).to_have_value("405B")
+
+    # A bad value is shown next to its field.
+    p.locator("#pf-tokens").fill("-3")
+    p.locator("#plan-form button[type=submit]").click()
+    expect(p.locator("#err-tokens")).to_be_visible()
+    # The 400 of the bad value is expected (the document itself, reported twice).
+    problems.items = [i for i in problems.items if "400" not in i]
+    assert not problems.items, problems.items
+
+
+def test_plan_in_german_with_charts_and_no_console_errors(
+    browser: Browser, live_server: str, screenshots: Path
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    p = context.new_page()
+    problems = Problems(p)
+    p.goto(f"{live_server}/de/multi-node/")
+    p.locator("nav.main-nav a[href='/de/plan/']").click()
+    p.wait_for_url(re.compile(r"/de/plan/$"))
+    p.locator("#pf-model").select_option("7B")
+    p.locator("#pf-tokens").fill("1e11")
+    p.locator("#plan-form button[type=submit]").click()
+    p.wait_for_url(re.compile(r"/de/plan/\?max_nodes=64&model=7B&precision=bf16&tokens=1e11$"))
+    expect(p.locator("#verdict")).to_contain_text("Nein: Ein Knoten mit 8 GPUs")
+    expect(p.locator("table.per-gpu tbody tr")).to_have_count(3)
+    p.wait_for_function(
+        "() => [...document.querySelectorAll('#charts img')]"
+        ".every(i => i.complete && i.naturalWidth > 0)"
+    )
+    p.screenshot(path=str(screenshots / "plan-de.png"), full_page=True)
+
+    p.goto(f"{live_server}/de/providers/alpha/")
+    p.wait_for_function(
+        "() => [...document.querySelectorAll('.price-chart img')]"
+        ".every(i => i.complete && i.naturalWidth > 0)"
+    )
+    expect(p.locator("table.history")).to_have_count(2)
+    p.goto(f"{live_server}/de/multi-node/")
+    p.locator("#f-ref").select_option("70b-fsdp-16")
+    p.wait_for_url(re.compile(r"/de/multi-node/\?ref=70b-fsdp-16$"))
+    expect(p.locator("#results td.ref-effective").first).to_be_visible()
+    assert not problems.items, problems.items
+    context.close()

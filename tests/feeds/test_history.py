@@ -107,3 +107,21 @@ def test_stale_prices_and_facts(engine: Engine, tmp_path: Path) -> None:
         stale = stale_prices(conn, today, 30)
         assert {p["offer_id"] for p in stale} == {"nebius-h200-ib"}
         assert stale_prices(conn, today, 60) == []
+
+
+def test_a_price_refresh_gives_the_data_a_new_version(engine: Engine, tmp_path: Path) -> None:
+    with engine.connect() as conn:
+        built = queries.read_meta(conn)["data_version"]
+    _refresh(engine, tmp_path, 4.6, "2026-11-10", 10)
+    with engine.connect() as conn:
+        first = queries.read_meta(conn)["data_version"]
+    _refresh(engine, tmp_path, 4.7, "2026-11-11", 11)
+    with engine.connect() as conn:
+        second = queries.read_meta(conn)["data_version"]
+    # Caches and ETags keyed on data_version must not serve the previous prices.
+    assert len({built, first, second}) == 3
+    assert first.startswith(built + "+p")
+    assert second.split("+")[0] == built
+    build(engine, FEEDS_CATALOG)
+    with engine.connect() as conn:
+        assert queries.read_meta(conn)["data_version"] == built

@@ -23,8 +23,6 @@ from clusterscout.store.prices import stale_prices
 UNMATCHED_SHOWN = 20
 
 
-
-
 def _money(value: float | None) -> str:
     return "—" if value is None else f"${value:,.4g}"
 

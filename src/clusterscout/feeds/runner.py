@@ -12,7 +12,13 @@ from sqlalchemy import Connection, Engine, insert
 
 from clusterscout.feeds.base import Feed, FeedBatch, FeedError
 from clusterscout.feeds.match import MatchResult, OfferIndex, Unmatched, match_items
-from clusterscout.store.prices import Observation, append, current_prices, refresh_current
+from clusterscout.store.prices import (
+    Observation,
+    append,
+    bump_data_version,
+    current_prices,
+    refresh_current,
+)
 from clusterscout.store.tables import feed_runs
 
 # Prices equal to within this many USD per GPU-hour count as unchanged.
@@ -120,6 +126,8 @@ def _apply(
     on_stage(feed.name, Stage.WRITE)
     append(conn, result.observations)
     refresh_current(conn, {o.offer_id for o in result.observations})
+    if result.observations:
+        bump_data_version(conn)
     return result, changes
 
 

@@ -271,7 +271,9 @@ class PlanResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Job:
+class Job:
+    """A validated training job: model shape, batch, step count and precision."""
+
     model: ModelShape
     seq_len: int
     global_batch: int
@@ -280,7 +282,12 @@ class _Job:
     precision: Precision
 
 
-def _job(request: PlanRequest) -> _Job:
+def job_for(request: PlanRequest) -> Job:
+    """Validate a request and derive the job (shape from preset or params, batch, steps).
+
+    Raises:
+        ScenarioError: naming the field at fault.
+    """
     if (request.params is None) == (request.preset is None):
         raise ScenarioError("model", "give exactly one of params or preset")
     if request.preset is not None:
@@ -321,14 +328,14 @@ def _job(request: PlanRequest) -> _Job:
     ):
         if value is not None and value <= 0:
             raise ScenarioError(name, "must be greater than 0")
-    return _Job(model, seq, global_batch, steps, tokens, request.precision)
+    return Job(model, seq, global_batch, steps, tokens, request.precision)
 
 
 # --- layout search ----------------------------------------------------------------------------
 
 
 def _workload(
-    job: _Job, tp: int, pp: int, vp: int, dp: int, sharding: Sharding, recompute: Recompute
+    job: Job, tp: int, pp: int, vp: int, dp: int, sharding: Sharding, recompute: Recompute
 ) -> TrainingWorkload:
     batch = max(dp, round(job.global_batch / dp) * dp)
     return TrainingWorkload(
@@ -349,7 +356,7 @@ def _vp(layers: int, pp: int) -> int:
 
 
 def _fitting_workloads(
-    job: _Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
+    job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
 ) -> list[TrainingWorkload]:
     """Per (tp, sharding, recompute): the smallest pipeline depth that fits memory.
 
@@ -376,17 +383,20 @@ def _fitting_workloads(
 
 
 @dataclass(frozen=True, slots=True)
-class _Best:
+class BestLayout:
+    """The fastest layout that fits a cluster, and its step time."""
+
     workload: TrainingWorkload
     step_time_s: float
 
 
-def _best(job: _Job, cluster: ClusterSpec, calibration: Calibration) -> _Best | None:
-    best: _Best | None = None
+def best_layout(job: Job, cluster: ClusterSpec, calibration: Calibration) -> BestLayout | None:
+    """Fastest layout over TP/PP/sharding/recompute that fits memory on ``cluster``, or None."""
+    best: BestLayout | None = None
     for w in _fitting_workloads(job, cluster.gpu, cluster.gpus_per_node, cluster.gpus, calibration):
         t = step_breakdown(w, cluster, calibration).total_s
         if best is None or t < best.step_time_s:
-            best = _Best(w, t)
+            best = BestLayout(w, t)
     return best
 
 
@@ -395,12 +405,12 @@ def _layout(w: TrainingWorkload) -> Layout:
     return Layout(p.tp, p.pp, p.dp, p.vp, p.sharding, w.recompute, w.micro_batch, w.global_batch)
 
 
-def _fits_on(job: _Job, gpu: GpuSpec, gpus: int, calibration: Calibration) -> bool:
+def _fits_on(job: Job, gpu: GpuSpec, gpus: int, calibration: Calibration) -> bool:
     gpn = min(gpus, REFERENCE_NODE_GPUS)
     return bool(_fitting_workloads(job, gpu, gpn, gpus, calibration))
 
 
-def min_gpus_to_fit(job: _Job, gpu: GpuSpec, calibration: Calibration) -> int | None:
+def min_gpus_to_fit(job: Job, gpu: GpuSpec, calibration: Calibration) -> int | None:
     """Smallest GPU count whose best layout fits memory (doubling, then bisection)."""
     high = 1
     while not _fits_on(job, gpu, high, calibration):
@@ -417,7 +427,7 @@ def min_gpus_to_fit(job: _Job, gpu: GpuSpec, calibration: Calibration) -> int | 
     return high
 
 
-def _hours(job: _Job, step_time_s: float) -> float:
+def _hours(job: Job, step_time_s: float) -> float:
     return job.steps * step_time_s / SECONDS_PER_HOUR
 
 
@@ -430,9 +440,9 @@ def _memory(model: ModelShape) -> MemoryArithmetic:
     return MemoryArithmetic(p, w, g, o, w + g + o)
 
 
-def _verdict(job: _Job, gpu: GpuSpec, calibration: Calibration) -> GpuVerdict:
+def _verdict(job: Job, gpu: GpuSpec, calibration: Calibration) -> GpuVerdict:
     node = ClusterSpec(gpu=gpu, gpus_per_node=REFERENCE_NODE_GPUS, nodes=1)
-    best = _best(job, node, calibration)
+    best = best_layout(job, node, calibration)
     return GpuVerdict(
         gpu=gpu.name,
         memory_gib=gpu.memory_gib,
@@ -511,7 +521,7 @@ def plan(
     Raises:
         ScenarioError: for an invalid request (field named) or an unknown GPU filter.
     """
-    job = _job(request)
+    job = job_for(request)
     gpu_filter = resolve_gpu(request.gpu, gpus).name if request.gpu else None
     by_name = {g.name: g for g in gpus}
     considered = [
@@ -567,7 +577,7 @@ def plan(
                     offer.per_node_gbps,
                     offer.gpudirect_rdma,
                 )
-                best = _best(job, cluster, calibration)
+                best = best_layout(job, cluster, calibration)
                 if best is None:
                     cache[key] = None
                 else:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, func, select, update
 
-from clusterscout.store.tables import offers, price_observations
+from clusterscout.store.tables import meta, offers, price_observations
 
 CATALOG_FEED = "catalog"
 
@@ -219,3 +219,20 @@ def stale_prices(conn: Connection, today: date, stale_after_days: int) -> list[d
     ]
     out.sort(key=lambda p: (p["provider"], p["as_of"], p["offer_id"], p["tier"]))
     return out
+
+
+def bump_data_version(conn: Connection) -> str:
+    """Give the data a new version after prices changed outside a catalog build.
+
+    The version is the catalog hash plus the newest observation id, so caches and ETags keyed
+    on ``data_version`` (web pages, plans) stop serving the old prices; a rebuild resets it.
+    """
+    newest = conn.execute(select(func.max(price_observations.c.id))).scalar_one()
+    row = conn.execute(select(meta.c.value).where(meta.c.key == "data_version")).first()
+    base = (row.value if row else "unbuilt").split("+", 1)[0]
+    version = f"{base}+p{newest or 0}"
+    if row is None:
+        conn.execute(meta.insert().values(key="data_version", value=version))
+    else:
+        conn.execute(update(meta).where(meta.c.key == "data_version").values(value=version))
+    return version

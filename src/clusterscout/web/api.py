@@ -12,12 +12,14 @@ from clusterscout.catalog.exports import OFFER_COLUMNS, offer_row, to_csv
 from clusterscout.catalog.filters import FilterError
 from clusterscout.domain.models import MultiNode
 from clusterscout.store import queries
-from clusterscout.web import api_docs, params
+from clusterscout.store.prices import price_history_view
+from clusterscout.web import api_docs, params, viewmodels
 from clusterscout.web.errors import ApiError
 from clusterscout.web.runtime import state_of
 from clusterscout.web.schemas import (
     HealthOut,
     OffersOut,
+    PriceHistoryOut,
     ProviderDetailOut,
     ProvidersOut,
 )
@@ -58,7 +60,8 @@ def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], que
 def list_offers(request: Request) -> Response:
     """Offers matching every filter; ``count`` is the total before ``limit``/``offset``."""
     meta, page = _offers_query(request, paged=True)
-    return JSONResponse({"data": page.records, "count": page.count, "meta": meta})
+    records = services.mark_freshness(page.records, _stale_after(request), viewmodels.today())
+    return JSONResponse({"data": records, "count": page.count, "meta": meta})
 
 
 @router.get(
@@ -119,7 +122,40 @@ def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -
         record = queries.get_provider(conn, slug)
     if record is None:
         raise ApiError(404, "not_found", f"unknown provider {slug[:80]!r}", "slug")
+    services.mark_freshness([record], _stale_after(request), viewmodels.today())
     return JSONResponse(record)
+
+
+@router.get(
+    "/offers/{offer_id}/prices",
+    response_model=PriceHistoryOut,
+    responses={**api_docs.NOT_FOUND, **api_docs.BAD_INPUT},
+    summary="Price history of one offer",
+)
+def offer_prices(request: Request, offer_id: Annotated[str, Path(max_length=200)]) -> Response:
+    """Every price observation of an offer, newest first, with ``age_days`` and ``stale``;
+    ``current`` is the newest per tier and term and ``series`` the same data per line."""
+    if request.query_params:
+        raise FilterError(next(iter(request.query_params)), "unknown parameter")
+    stale_after = _stale_after(request)
+    with state_of(request).engine.connect() as conn:
+        view = price_history_view(conn, offer_id, viewmodels.today(), stale_after)
+    if view is None:
+        raise ApiError(404, "not_found", f"unknown offer {offer_id[:80]!r}", "offer_id")
+    meta = {**_meta(request), "offer_id": offer_id, "stale_after_days": stale_after}
+    return JSONResponse(
+        {
+            "data": view["observations"],
+            "count": len(view["observations"]),
+            "current": view["current"],
+            "series": view["series"],
+            "meta": meta,
+        }
+    )
+
+
+def _stale_after(request: Request) -> int:
+    return state_of(request).settings.stale_after_days
 
 
 @health_router.get("/healthz", response_model=HealthOut, include_in_schema=False)

@@ -13,13 +13,13 @@ from starlette.responses import PlainTextResponse, Response
 from clusterscout import __version__
 from clusterscout.services import open_engine
 from clusterscout.settings import Settings
-from clusterscout.web import api, errors, model_api, pages
+from clusterscout.web import api, errors, model_api, pages, plan_pages, price_history
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
 from clusterscout.web.middleware import HeadersMiddleware
 from clusterscout.web.pages_common import origin
 from clusterscout.web.runtime import STATIC_DIR, AppState, state_of
 
-SITEMAP_PAGES: Final = ("", "multi-node/", "offers/", "compare/")
+SITEMAP_PAGES: Final = ("", "multi-node/", "offers/", "compare/", "plan/")
 API_DESCRIPTION: Final = (
     "Multi-node GPU cluster offers and providers, every fact with its sources. "
     'Unknown values are null. Errors are `{"error": {"code", "message", "field"}}`.'
@@ -75,6 +75,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(model_api.router)
     app.add_api_route("/robots.txt", _robots, include_in_schema=False)
     app.add_api_route("/sitemap.xml", _sitemap, include_in_schema=False)
+    app.include_router(plan_pages.router)
+    app.include_router(price_history.router)
     app.include_router(pages.router)
     app.add_middleware(HeadersMiddleware, version=lambda: _version(app))
     return app

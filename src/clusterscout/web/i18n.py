@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from gettext import NullTranslations
@@ -18,9 +19,15 @@ from typing import Final
 
 from babel import Locale
 from babel.dates import format_date
+from babel.lists import format_list
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from babel.numbers import format_currency, format_decimal, format_percent
+from babel.numbers import (
+    format_compact_decimal,
+    format_currency,
+    format_decimal,
+    format_percent,
+)
 from babel.support import Translations
 
 DEFAULT_LOCALE: Final = "en"
@@ -118,13 +125,34 @@ class Formatter:
         """A USD amount, e.g. ``$2.49`` (en) or ``2,49 $`` (de)."""
         return format_currency(value, "USD", locale=self.locale)
 
+    def usd_whole(self, value: float) -> str:
+        """A USD amount rounded to whole dollars, e.g. ``$3,405`` (en) or ``3.405 $`` (de)."""
+        pattern = self.locale.currency_formats["standard"].pattern.split(";")[0]
+        pattern = re.sub(r"\.0+", "", pattern)
+        return format_currency(
+            round(value), "USD", format=pattern, locale=self.locale, currency_digits=False
+        )
+
     def number(self, value: float) -> str:
         """A plain number with grouping, e.g. ``3,200`` (en) or ``3.200`` (de)."""
         return format_decimal(value, locale=self.locale)
 
+    def fixed(self, value: float, digits: int = 1) -> str:
+        """A number with exactly ``digits`` decimals, e.g. ``1,234.5`` (en), ``1.234,5`` (de)."""
+        pattern = "#,##0." + "0" * digits if digits > 0 else "#,##0"
+        return format_decimal(value, format=pattern, locale=self.locale)
+
+    def compact(self, value: float) -> str:
+        """A large count compactly: ``1T`` (en), ``1 Bio.`` (de), ``70 Md`` (fr)."""
+        return format_compact_decimal(value, locale=self.locale, fraction_digits=1)
+
     def percent(self, value: float) -> str:
         """A ratio as a percentage."""
         return format_percent(value, locale=self.locale)
+
+    def join(self, items: Sequence[str]) -> str:
+        """A list in prose: ``A, B and C`` (en), ``A, B und C`` (de)."""
+        return format_list(list(items), locale=self.locale)
 
     def day(self, value: date | str) -> str:
         """A date in the locale's medium format."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.requests import Request
 
 from clusterscout import services
 from clusterscout.catalog.filters import OfferFilter, SortKey
-from clusterscout.web import facets, params
+from clusterscout.web import facets, params, reference
 from clusterscout.web.i18n import Formatter
 from clusterscout.web.runtime import state_of
 from clusterscout.web.viewmodels import OfferRow, offer_rows
@@ -43,6 +43,7 @@ class Listing:
     csv_href: str
     json_href: str
     sort_links: dict[str, SortLink]
+    ref_label: str | None = None
 
 
 def _page_href(pairs: list[tuple[str, str]], page: int) -> str:
@@ -68,8 +69,9 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         FilterError: for any filter, sort or page value that cannot be understood.
     """
     st = state_of(request)
-    raw = params.split(request.query_params.multi_items(), ("page",))
+    raw = params.split(request.query_params.multi_items(), ("page", reference.PARAM))
     page = params.int_param(raw.paging, "page", 1, 1, params.MAX_PAGE)
+    ref = reference.parse(raw.paging.get(reference.PARAM, []))
     filters = raw.filters
     if not all_offers:
         filters = {**filters, "multi_node": ["true"]}
@@ -80,6 +82,31 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)
     drop = () if all_offers else ("multi_node",)
     pairs = params.canonical_pairs(f, sort, page=page, drop=drop)
+    if ref is not None:
+        pairs = sorted([*pairs, (reference.PARAM, ref.key)])
+    rows = offer_rows(fmt, result.records, providers, st.settings.stale_after_days)
+    if ref is not None:
+        found = reference.estimates(st, ref, result.records)
+        rows = [
+            replace(
+                row,
+                efficiency=reference.efficiency_cell(fmt, found.get(row.id)),
+                effective=reference.effective_cell(fmt, found.get(row.id)),
+            )
+            for row in rows
+        ]
+    groups.append(
+        facets.Group(
+            reference.PARAM,
+            fmt.gettext("Reference workload"),
+            "select",
+            tuple(
+                facets.Option(v, text, None, ref is not None and ref.key == v, f"f-ref-{v}")
+                for v, text in reference.choices(fmt)
+            ),
+            hint=fmt.gettext("Adds predicted scaling efficiency and effective price."),
+        )
+    )
     api_pairs = params.canonical_pairs(f, sort)
     last_page = max(1, -(-result.count // size))
     return Listing(
@@ -89,7 +116,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         count=result.count,
         count_text=fmt.ngettext("%(num)s offer", "%(num)s offers", result.count)
         % {"num": fmt.number(result.count)},
-        rows=offer_rows(fmt, result.records, providers, st.settings.stale_after_days),
+        rows=rows,
         groups=groups,
         active=facets.active_filters(groups),
         canonical_query=params.query_string(pairs),
@@ -101,6 +128,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         csv_href="/api/v1/offers.csv" + params.query_string(api_pairs),
         json_href="/api/v1/offers" + params.query_string(api_pairs),
         sort_links=_sort_links(pairs, sort),
+        ref_label=reference.label(fmt, ref) if ref is not None else None,
     )
 
 

@@ -3,35 +3,28 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
-from clusterscout import services
+from clusterscout import planning, services
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.store import queries
-from clusterscout.web import content, listing, params
+from clusterscout.store.prices import price_history_view
+from clusterscout.web import content, listing, params, price_history, reference, viewmodels
 from clusterscout.web.cells import MULTI_NODE_LABELS
 from clusterscout.web.errors import ApiError
-from clusterscout.web.i18n import KNOWN_LOCALES, negotiate
-from clusterscout.web.pages_common import base_context
+from clusterscout.web.i18n import Formatter, negotiate
+from clusterscout.web.pages_common import Lang, base_context, known_lang, render_html
 from clusterscout.web.runtime import state_of
 from clusterscout.web.scorecard import compare_sections, scorecard
-from clusterscout.web.viewmodels import offer_rows
+from clusterscout.web.viewmodels import OfferRow, offer_rows
 
 router = APIRouter(include_in_schema=False)
-Lang = Annotated[str, Path(pattern="^[a-z]{2}$")]
-
-
-def _lang(lang: str) -> str:
-    if lang not in KNOWN_LOCALES:
-        raise ApiError(404, "not_found", "unknown language", "lang")
-    return lang
-
-
-def _html(request: Request, lang: str, template: str, ctx: dict[str, Any]) -> HTMLResponse:
-    return HTMLResponse(state_of(request).render(lang, template, ctx))
+_lang = known_lang
+_html = render_html
 
 
 @router.get("/")
@@ -109,32 +102,50 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
     st = state_of(request)
     with st.engine.connect() as conn:
         record = queries.get_provider(conn, slug)
-    if record is None:
-        raise ApiError(404, "not_found", "unknown provider", "slug")
+        if record is None:
+            raise ApiError(404, "not_found", "unknown provider", "slug")
+        stale_after = st.settings.stale_after_days
+        day = viewmodels.today()
+        services.mark_freshness([record], stale_after, day)
+        views = [price_history_view(conn, o["id"], day, stale_after) for o in record["offers"]]
     fmt = st.formatters[lang]
     ctx = base_context(request, lang, f"providers/{slug}/", section="providers")
     ctx.update(
         provider=record,
         multi_node_text=fmt.gettext(MULTI_NODE_LABELS.get(record["multi_node"], "unknown")),
         dimensions=scorecard(fmt, record),
-        rows=offer_rows(fmt, record["offers"], {slug: record}, st.settings.stale_after_days),
+        rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
+        histories=[
+            price_history.offer_history(fmt, slug, o, v)
+            for o, v in zip(record["offers"], views, strict=True)
+            if v is not None
+        ],
         json_href=f"/api/v1/providers/{slug}",
+        stale_after_days=fmt.number(stale_after),
     )
     return _html(request, lang, "pages/provider.html", ctx)
 
 
 @router.get("/{lang}/compare/")
 def compare(request: Request, lang: Lang) -> Response:
-    """Two to four providers side by side on the checklist; a picker when none are given."""
+    """Two to four providers side by side on the checklist; a picker when none are given.
+
+    With ``ref=...`` their offers are listed with the reference workload's predicted scaling
+    efficiency and effective price.
+    """
     lang = _lang(lang)
     st = state_of(request)
     fmt = st.formatters[lang]
-    unknown_params = sorted(set(request.query_params) - {"p"})
+    unknown_params = sorted(set(request.query_params) - {"p", reference.PARAM})
     if unknown_params:
         raise ApiError(400, "unknown_parameter", "unknown parameter", unknown_params[0])
+    ref = reference.parse(request.query_params.getlist(reference.PARAM))
     slugs = request.query_params.getlist("p")
     wanted = sorted(dict.fromkeys(s.strip().lower() for s in slugs if s.strip()))
-    query = params.query_string([("p", s) for s in wanted])
+    pairs = [("p", s) for s in wanted]
+    if ref is not None:
+        pairs.append((reference.PARAM, ref.key))
+    query = params.query_string(pairs)
     records: list[dict[str, Any]] = []
     error = None
     if len(wanted) == 1 and wanted[0] not in st.providers():
@@ -154,8 +165,36 @@ def compare(request: Request, lang: Lang) -> Response:
         sections=compare_sections(fmt, records) if records else [],
         picker=[(p["slug"], p["name"], p["slug"] in wanted) for p in providers],
         error=error,
+        ref_choices=[(v, t, ref is not None and ref.key == v) for v, t in reference.choices(fmt)],
+        ref_label=reference.label(fmt, ref) if ref is not None else None,
+        ref_rows=_reference_rows(request, fmt, records, ref) if records and ref else [],
     )
     response = _html(request, lang, "pages/compare.html", ctx)
     if error:
         response.status_code = 400
     return response
+
+
+def _reference_rows(
+    request: Request,
+    fmt: Formatter,
+    records: list[dict[str, Any]],
+    ref: planning.ReferenceWorkload,
+) -> list[OfferRow]:
+    """The compared providers' offers with the reference workload's columns."""
+    st = state_of(request)
+    by_slug = {r["slug"]: r for r in records}
+    offers = [
+        {**o, "provider_name": r["name"]} if "provider_name" not in o else o
+        for r in records
+        for o in r["offers"]
+    ]
+    found = reference.estimates(st, ref, offers)
+    return [
+        replace(
+            row,
+            efficiency=reference.efficiency_cell(fmt, found.get(row.id)),
+            effective=reference.effective_cell(fmt, found.get(row.id)),
+        )
+        for row in offer_rows(fmt, offers, by_slug, st.settings.stale_after_days)
+    ]

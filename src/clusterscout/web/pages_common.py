@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
+from fastapi import Path
 from starlette.requests import Request
+from starlette.responses import HTMLResponse
 
+from clusterscout.web.errors import ApiError
 from clusterscout.web.i18n import KNOWN_LOCALES
 from clusterscout.web.runtime import state_of
+
+Lang = Annotated[str, Path(pattern="^[a-z]{2}$")]
 
 LANGUAGE_NAMES: Final = {
     "en": "English",
@@ -70,3 +75,19 @@ def base_context(
         "built_on": fmt.day(built) if built else "",
         "fmt": fmt,
     }
+
+
+def known_lang(lang: str) -> str:
+    """``lang`` when it is a site language.
+
+    Raises:
+        ApiError: 404 for any other language code.
+    """
+    if lang not in KNOWN_LOCALES:
+        raise ApiError(404, "not_found", "unknown language", "lang")
+    return lang
+
+
+def render_html(request: Request, lang: str, template: str, ctx: dict[str, Any]) -> HTMLResponse:
+    """Render a page template in ``lang``."""
+    return HTMLResponse(state_of(request).render(lang, template, ctx))

@@ -18,11 +18,13 @@ from clusterscout import __version__
 from clusterscout.settings import Settings
 from clusterscout.store import queries
 from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
+from clusterscout.web.memo import Memo
 
 WEB_DIR: Final = Path(__file__).resolve().parent
 TEMPLATE_DIR: Final = WEB_DIR / "templates"
 STATIC_DIR: Final = WEB_DIR / "static"
 META_TTL_S: Final = 5.0
+MEMO_ENTRIES: Final = 2048
 
 
 def _asset_version() -> str:
@@ -60,6 +62,8 @@ class AppState:
     _providers: tuple[str, dict[str, dict[str, Any]]] | None = None
     _meta_read_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
+    """Model answers (plans, charts, reference estimates), keyed with the data version."""
 
     @classmethod
     def create(cls, settings: Settings, engine: Engine) -> AppState:

@@ -71,7 +71,7 @@ class TopologyOut(_Out):
 
 
 class PriceOut(_Out):
-    """One current price in USD per GPU-hour."""
+    """One price in USD per GPU-hour, with its age."""
 
     tier: str = Field(description="on_demand, reserved, spot or capacity_block")
     usd_per_gpu_hour: float
@@ -79,8 +79,10 @@ class PriceOut(_Out):
     as_of: date
     source: SourceRef
     note: str | None = None
-    feed: str | None = None
-    observed_at: str | None = None
+    feed: str | None = Field(default=None, description="feed that observed it, e.g. catalog")
+    observed_at: str | None = Field(default=None, description="when it was recorded (ISO 8601)")
+    age_days: int = Field(description="days since as_of")
+    stale: bool = Field(description="older than the server's stale_after_days (default 30)")
 
 
 class OfferOut(_Out):
@@ -172,6 +174,40 @@ class OffersOut(_Out):
     data: list[OfferOut]
     count: int
     meta: OffersMeta
+
+
+class PricePointOut(_Out):
+    """One observation on a price line."""
+
+    as_of: date
+    usd_per_gpu_hour: float
+    feed: str | None
+    observed_at: str | None
+
+
+class PriceSeriesOut(_Out):
+    """Observations of one tier and term, oldest first (what the price chart draws)."""
+
+    tier: str
+    term: str | None
+    points: list[PricePointOut]
+
+
+class PriceHistoryMeta(ListMeta):
+    """Build metadata plus the offer and the staleness limit used."""
+
+    offer_id: str
+    stale_after_days: int
+
+
+class PriceHistoryOut(_Out):
+    """``GET /api/v1/offers/{id}/prices``: every observation, newest first."""
+
+    data: list[PriceOut]
+    count: int
+    current: list[PriceOut] = Field(description="newest price per tier and term")
+    series: list[PriceSeriesOut]
+    meta: PriceHistoryMeta
 
 
 class ErrorBody(_Out):

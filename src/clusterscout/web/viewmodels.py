@@ -49,6 +49,10 @@ class OfferRow:
     price: Cell
     storage: Cell
     last_checked: str
+    efficiency: Cell | None = None
+    """Predicted scaling efficiency on the chosen reference workload (None: none chosen)."""
+    effective: Cell | None = None
+    """Effective price per useful GPU-hour on the reference workload (None: none chosen)."""
 
 
 def _orchestration(fmt: Formatter, r: Record) -> Cell:
@@ -105,7 +109,10 @@ def price_cell(fmt: Formatter, prices: Sequence[Record], stale_after_days: int) 
         return unknown(fmt)
     best = min(prices, key=lambda p: p["usd_per_gpu_hour"])
     as_of = date.fromisoformat(str(best["as_of"]))
-    stale = today() - as_of > timedelta(days=stale_after_days)
+    # Records marked by services.mark_freshness carry the verdict; others are judged here alike.
+    stale = best.get("stale")
+    if stale is None:
+        stale = today() - as_of > timedelta(days=stale_after_days)
     per_hour = fmt.gettext("%(price)s/GPU-h") % {"price": fmt.usd(best["usd_per_gpu_hour"])}
     detail = fmt.gettext("%(tier)s, as of %(date)s") % {
         "tier": fmt.gettext(TIER_LABELS.get(str(best["tier"]), str(best["tier"]))),

@@ -1,0 +1,161 @@
+"""``/{lang}/plan/`` and its two charts: the planner on the catalog, as a shareable GET form."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from fastapi import APIRouter, Request
+from starlette.responses import RedirectResponse, Response
+
+from clusterscout import planning, services
+from clusterscout.catalog.calibration import CalibrationError
+from clusterscout.domain.models import FabricKind
+from clusterscout.model.planner import PlanResult
+from clusterscout.model.presets import PRESETS
+from clusterscout.model.scenario import ScenarioError
+from clusterscout.web import charts, plan_form, plan_view
+from clusterscout.web.cells import FABRIC_LABELS
+from clusterscout.web.errors import ApiError
+from clusterscout.web.pages_common import Lang, base_context
+from clusterscout.web.pages_common import known_lang as _lang
+from clusterscout.web.pages_common import render_html as _html
+from clusterscout.web.runtime import AppState, state_of
+
+router = APIRouter(include_in_schema=False)
+T = TypeVar("T")
+CHART_NAMES: Final = ("scaling", "cost-time")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why no plan could be shown: the field at fault (or None), advice, the model's detail."""
+
+    field: str | None
+    advice: str
+    detail: str
+    status: int
+
+
+def _memo(st: AppState, kind: str, query: str, compute: Callable[[], T]) -> T:
+    return st.memo.get((kind, st.data_version, query), compute)
+
+
+def _run(st: AppState, kind: str, query: plan_form.PlanQuery, runner: Callable[..., T]) -> T:
+    def compute() -> T:
+        with st.engine.connect() as conn:
+            return runner(conn, query.body())
+
+    return _memo(st, kind, query.query_string(), compute)
+
+
+def _solve(
+    request: Request, lang: str, query: plan_form.PlanQuery
+) -> tuple[PlanResult | None, list[planning.ScalingCurve], Problem | None]:
+    """Plan and scaling curves for the query, or the problem to show next to the form."""
+    st = state_of(request)
+    fmt = st.formatters[lang]
+    try:
+        result = _run(st, "plan", query, planning.run_plan)
+        curves = _run(st, "scaling", query, planning.scaling_curves)
+    except ScenarioError as exc:
+        # The planner resolves the GPU filter with the scenario parser, which names it so.
+        name = "gpu" if exc.field == "cluster.gpu" else exc.field
+        field = name if name in plan_form.FORM_FIELDS else None
+        return None, [], Problem(field, plan_view.field_error(fmt, name), str(exc), 400)
+    except CalibrationError as exc:
+        advice = fmt.gettext("The model is not available on this server.")
+        return None, [], Problem(None, advice, str(exc), 503)
+    except (ValueError, ArithmeticError) as exc:
+        advice = fmt.gettext("These inputs cannot be evaluated. Try other values.")
+        return None, [], Problem(None, advice, str(exc), 400)
+    return result, curves, None
+
+
+def _choices(st: AppState) -> dict[str, Any]:
+    def gpus() -> list[str]:
+        with st.engine.connect() as conn:
+            return sorted(g.name for g in services.gpu_specs(conn))
+
+    providers = sorted(st.providers().values(), key=lambda p: str(p["name"]).lower())
+    return {
+        "models": list(PRESETS),
+        "gpus": _memo(st, "gpus", "", gpus),
+        "providers": [(p["slug"], p["name"]) for p in providers],
+        "fabrics": [(k.value, FABRIC_LABELS[k.value]) for k in FabricKind],
+    }
+
+
+@router.get("/{lang}/plan/")
+def plan_page(request: Request, lang: Lang) -> Response:
+    """The planner: do I need multi-node, and which offer finishes my job cheapest or fastest?"""
+    lang = _lang(lang)
+    st = state_of(request)
+    fmt = st.formatters[lang]
+    query = plan_form.parse(request.query_params.multi_items())
+    canonical = query.query_string()
+    if query.submitted and "?" + request.url.query != canonical:
+        return RedirectResponse(f"/{lang}/plan/{canonical}", status_code=302)
+    ctx = base_context(request, lang, "plan/", canonical, section="plan")
+    ctx.update(form=query, choices=_choices(st), problem=None, result=None)
+    if query.submitted:
+        result, curves, problem = _solve(request, lang, query)
+        ctx["problem"] = problem
+        if result is not None:
+            providers = st.providers()
+            title, text = plan_view.verdict(fmt, result, bool(query.values.get("deadline_hours")))
+            ctx.update(
+                result=result,
+                verdict_title=title,
+                verdict_text=text,
+                memory=plan_view.memory_facts(fmt, result),
+                gpu_rows=plan_view.gpu_rows(fmt, result.per_gpu),
+                options=plan_view.option_rows(fmt, result.options, providers),
+                excluded=plan_view.excluded_rows(fmt, result.excluded, providers),
+                assumptions=plan_view.assumption_texts(fmt, result),
+                error_band=fmt.percent(result.error_band_pct / 100),
+                job_tokens=fmt.compact(result.tokens),
+                job_steps=fmt.number(result.steps),
+                job_params=fmt.compact(result.model.params),
+                scaling=plan_view.scaling_table(fmt, curves, providers),
+                front=plan_view.front_summary(fmt, result.options, providers),
+                chart_hrefs={n: f"/{lang}/plan/chart/{n}.svg{canonical}" for n in CHART_NAMES},
+                api_body=query.body(),
+            )
+    response = _html(request, lang, "pages/plan.html", ctx)
+    if ctx["problem"] is not None:
+        response.status_code = ctx["problem"].status
+    return response
+
+
+@router.get("/{lang}/plan/chart/{name}.svg")
+def plan_chart(request: Request, lang: Lang, name: str) -> Response:
+    """A chart of the plan for the same query as the page, as a standalone SVG image."""
+    lang = _lang(lang)
+    if name not in CHART_NAMES:
+        raise ApiError(404, "not_found", "unknown chart", "name")
+    st = state_of(request)
+    fmt = st.formatters[lang]
+    query = plan_form.parse(request.query_params.multi_items())
+    result, curves, problem = _solve(request, lang, query)
+    if result is None or problem is not None:
+        status = problem.status if problem else 400
+        raise ApiError(status, "invalid_scenario", problem.advice if problem else "", None)
+    providers = st.providers()
+    if name == "scaling":
+        counts, lines = plan_view.scaling_lines(fmt, curves, providers)
+        body = charts.scaling_svg(fmt, counts, lines)
+    else:
+        front, others = plan_view.cost_points(fmt, result.options, providers)
+        body = charts.cost_time_svg(fmt, front, others)
+    return svg_response(body)
+
+
+def svg_response(body: str) -> Response:
+    """An SVG image with a policy that lets its own inline stylesheet apply, nothing else."""
+    return Response(
+        body,
+        media_type=charts.SVG_MEDIA_TYPE,
+        headers={"Content-Security-Policy": charts.SVG_CSP},
+    )

@@ -1,0 +1,358 @@
+"""Planner answers to page rows: the verdict, the ranked options, exclusions and chart data.
+
+Model texts (assumptions, exclusion reasons, field errors) are English in the model package;
+they are translated here through message ids that repeat them (``N_``), so the model stays
+free of Babel and the pages stay fully translated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from clusterscout.model.planner import (
+    ASSUMPTIONS,
+    Exclusion,
+    GpuVerdict,
+    Layout,
+    PlanOffer,
+    PlanOption,
+    PlanResult,
+)
+from clusterscout.planning import ScalingCurve
+from clusterscout.web import charts
+from clusterscout.web.cells import FABRIC_LABELS, TIER_LABELS
+from clusterscout.web.i18n import N_, Formatter
+
+ASSUMPTION_TEXTS: Final = {
+    ASSUMPTIONS[0]: N_("Mixed-precision Adam: 16 bytes of model state per parameter (ZeRO paper)."),
+    ASSUMPTIONS[1]: N_("Micro-batch 1, flash attention, no or full activation recomputation."),
+    ASSUMPTIONS[2]: N_(
+        "Tensor parallelism stays inside one node; pipeline depth is the smallest that fits."
+    ),
+    ASSUMPTIONS[3]: N_(
+        "Rail-optimised nodes, one NIC per GPU; provider tuning problems are not modelled."
+    ),
+    ASSUMPTIONS[4]: N_(
+        "Times are estimates; the error band is the calibration's 90th-percentile error."
+    ),
+}
+REASON_TEXTS: Final = {
+    "no price": N_("no price"),
+    "unknown fabric": N_("unknown fabric"),
+    "too small": N_("too small for the job"),
+    "over budget": N_("over budget"),
+    "misses deadline": N_("misses the deadline"),
+    "unknown GPU": N_("unknown GPU"),
+    "unknown GPUs per node": N_("unknown GPUs per node"),
+    "GPU has no bf16 figure": N_("no bf16 figure for this GPU"),
+    "GPU has no fp8 figure": N_("no fp8 figure for this GPU"),
+}
+FIELD_ERRORS: Final = {
+    "model": N_("Choose a model size, or choose “custom size” and enter a parameter count."),
+    "params": N_("Enter a parameter count between 1e6 and 1e14, for example 3e10 for 30B."),
+    "tokens": N_("Enter the tokens to train, between 1 and 1e16, for example 1e12."),
+    "precision": N_("Choose bf16, or fp8 with a GPU that has an fp8 figure."),
+    "gpu": N_("Choose a GPU from the list."),
+    "max_nodes": N_("Enter a whole number of nodes, at least 1."),
+    "budget_usd": N_("Enter a budget in US dollars greater than 0."),
+    "deadline_hours": N_("Enter a deadline in hours greater than 0."),
+    "provider": N_("Choose providers from the list."),
+    "fabric": N_("Choose fabrics from the list."),
+}
+SHARDING_LABELS: Final = {"none": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "fsdp": "FSDP"}
+
+
+def field_error(fmt: Formatter, field: str | None) -> str:
+    """The translated advice for a field the planner rejected."""
+    return fmt.gettext(FIELD_ERRORS.get(field or "", N_("This value cannot be used.")))
+
+
+def duration(fmt: Formatter, hours: float | None) -> str:
+    """``5.2 hours`` or ``12.3 days`` (days beyond 48 hours)."""
+    if hours is None:
+        return fmt.gettext("unknown")
+    if hours > 48:
+        days = hours / 24
+        return fmt.ngettext("%(num)s day", "%(num)s days", round(days)) % {
+            "num": fmt.fixed(days, 1)
+        }
+    return fmt.ngettext("%(num)s hour", "%(num)s hours", round(hours)) % {
+        "num": fmt.fixed(hours, 1)
+    }
+
+
+def layout_text(layout: Layout) -> str:
+    """``TP 8 · PP 4 · DP 2 · ZeRO-1`` (parallelism names are not translated)."""
+    parts = [f"TP {layout.tp}", f"PP {layout.pp}"]
+    if layout.vp > 1:
+        parts.append(f"VP {layout.vp}")
+    parts.append(f"DP {layout.dp}")
+    parts.append(SHARDING_LABELS.get(layout.sharding.value, layout.sharding.value))
+    if layout.recompute.value != "none":
+        parts.append(f"recompute {layout.recompute.value}")
+    return " · ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class OfferLink:
+    """An offer named for people, linked to its row on the provider page."""
+
+    provider_name: str
+    href: str
+    gpu: str
+    fabric: str
+
+
+def offer_link(fmt: Formatter, offer: PlanOffer, providers: Mapping[str, Any]) -> OfferLink:
+    """Provider name, link to the offer on the provider page, GPU and fabric labels."""
+    record = providers.get(offer.provider) or {}
+    fabric = FABRIC_LABELS.get(offer.fabric.value, "") if offer.fabric else ""
+    return OfferLink(
+        provider_name=str(record.get("name", offer.provider)),
+        href=f"/{fmt.lang}/providers/{offer.provider}/#offer-{offer.offer_id}",
+        gpu=offer.gpu,
+        fabric=fabric or fmt.gettext("unknown"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class OptionRow:
+    """One ranked option."""
+
+    offer: OfferLink
+    nodes: str
+    gpus: str
+    layout: str
+    time: str
+    cost: str
+    efficiency: str
+    effective: str
+    price: str
+    tier: str
+    pareto: bool
+    rank_by_cost: int
+    rank_by_time: int
+
+
+def option_rows(
+    fmt: Formatter, options: Sequence[PlanOption], providers: Mapping[str, Any]
+) -> list[OptionRow]:
+    """Options in the planner's order (cheapest first)."""
+    rows = []
+    for o in options:
+        price = o.offer.usd_per_gpu_hour
+        rows.append(
+            OptionRow(
+                offer=offer_link(fmt, o.offer, providers),
+                nodes=fmt.number(o.nodes),
+                gpus=fmt.number(o.nodes * (o.offer.gpus_per_node or 0)),
+                layout=layout_text(o.layout),
+                time=duration(fmt, o.time_hours),
+                cost=fmt.usd_whole(o.cost_usd),
+                efficiency=fmt.percent(o.scaling_efficiency),
+                effective=fmt.usd(o.effective_usd_per_gpu_hour),
+                price=fmt.usd(price) if price is not None else fmt.gettext("unknown"),
+                tier=fmt.gettext(TIER_LABELS.get(o.offer.price_tier or "", "unknown")),
+                pareto=o.pareto,
+                rank_by_cost=o.rank_by_cost,
+                rank_by_time=o.rank_by_time,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedRow:
+    """An offer left out and why."""
+
+    offer: OfferLink
+    reason: str
+
+
+def excluded_rows(
+    fmt: Formatter, excluded: Sequence[Exclusion], providers: Mapping[str, Any]
+) -> list[ExcludedRow]:
+    """Exclusions with translated reasons."""
+    return [
+        ExcludedRow(
+            offer_link(fmt, e.offer, providers),
+            fmt.gettext(REASON_TEXTS.get(e.reason, e.reason)),
+        )
+        for e in excluded
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRow:
+    """The one-node verdict for one GPU model."""
+
+    gpu: str
+    memory: str
+    min_gpus: str
+    one_node: str
+    one_node_fits: bool
+    one_node_time: str
+
+
+def gpu_rows(fmt: Formatter, verdicts: Sequence[GpuVerdict]) -> list[GpuRow]:
+    """Per-GPU verdicts, largest memory first."""
+    rows = []
+    for v in sorted(verdicts, key=lambda v: (-v.memory_gib, v.gpu)):
+        rows.append(
+            GpuRow(
+                gpu=v.gpu,
+                memory=fmt.gettext("%(num)s GiB") % {"num": fmt.fixed(v.memory_gib, 1)},
+                min_gpus=fmt.number(v.min_gpus_to_fit)
+                if v.min_gpus_to_fit is not None
+                else fmt.gettext("unknown"),
+                one_node=fmt.gettext("yes") if v.one_node_fits else fmt.gettext("no"),
+                one_node_fits=v.one_node_fits,
+                one_node_time=duration(fmt, v.one_node_time_hours)
+                if v.one_node_fits
+                else fmt.gettext("does not fit"),
+            )
+        )
+    return rows
+
+
+def _names(fmt: Formatter, names: Sequence[str]) -> str:
+    return fmt.join(names)
+
+
+def verdict(fmt: Formatter, result: PlanResult, deadline: bool) -> tuple[str, str]:
+    """Headline and explanation of "do you need multi-node?"."""
+    _ = fmt.gettext
+    fits = [v.gpu for v in result.per_gpu if v.one_node_fits]
+    fails = [v.gpu for v in result.per_gpu if not v.one_node_fits]
+    if result.needs_multi_node:
+        title = _("Yes: this job needs more than one 8-GPU node.")
+        if fits and deadline:
+            text = _("One node of %(gpus)s holds the job but would miss your deadline.") % {
+                "gpus": _names(fmt, fits)
+            }
+        else:
+            text = _("No single 8-GPU node of the GPU models considered holds it in memory.")
+    else:
+        title = _("No: one 8-GPU node can run this job.")
+        text = _("It fits on one node of %(gpus)s.") % {"gpus": _names(fmt, fits)}
+        if fails:
+            text += " " + _("It does not fit on one node of %(gpus)s.") % {
+                "gpus": _names(fmt, fails)
+            }
+        text += " " + _("More nodes still finish sooner; see the options below.")
+    return title, text
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingTable:
+    """The scaling chart as a table: node counts down, one column per fabric."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def curve_label(fmt: Formatter, curve: ScalingCurve, providers: Mapping[str, Any]) -> str:
+    """``InfiniBand — Alpha Cloud, H100-SXM-80GB, 3,200 Gbit/s``."""
+    link = offer_link(fmt, curve.offer, providers)
+    gbps = curve.offer.per_node_gbps or 0
+    return fmt.gettext("%(fabric)s — %(provider)s, %(gpu)s, %(gbps)s Gbit/s") % {
+        "fabric": FABRIC_LABELS.get(curve.fabric, curve.fabric),
+        "provider": link.provider_name,
+        "gpu": curve.offer.gpu,
+        "gbps": fmt.number(gbps),
+    }
+
+
+def scaling_lines(
+    fmt: Formatter, curves: Sequence[ScalingCurve], providers: Mapping[str, Any]
+) -> tuple[list[int], list[charts.Line]]:
+    """Node counts and one chart line per fabric."""
+    counts = [n for n, _e in curves[0].points] if curves else []
+    lines = [
+        charts.Line(curve_label(fmt, c, providers), tuple(e for _n, e in c.points)) for c in curves
+    ]
+    return counts, lines
+
+
+def scaling_table(
+    fmt: Formatter, curves: Sequence[ScalingCurve], providers: Mapping[str, Any]
+) -> ScalingTable:
+    """The scaling chart's data as text."""
+    counts, lines = scaling_lines(fmt, curves, providers)
+
+    def text(value: float | None) -> str:
+        return fmt.gettext("does not fit") if value is None else fmt.percent(value)
+
+    rows = tuple(
+        (fmt.number(n), tuple(text(line.values[i]) for line in lines)) for i, n in enumerate(counts)
+    )
+    return ScalingTable(tuple(line.label for line in lines), rows)
+
+
+def cost_points(
+    fmt: Formatter, options: Sequence[PlanOption], providers: Mapping[str, Any]
+) -> tuple[list[charts.Point], list[charts.Point]]:
+    """Options split into the Pareto front and the others, labelled for the chart."""
+    front: list[charts.Point] = []
+    others: list[charts.Point] = []
+    for o in options:
+        link = offer_link(fmt, o.offer, providers)
+        label = fmt.ngettext(
+            "%(provider)s, %(gpu)s, %(num)s node", "%(provider)s, %(gpu)s, %(num)s nodes", o.nodes
+        ) % {"provider": link.provider_name, "gpu": o.offer.gpu, "num": fmt.number(o.nodes)}
+        point = charts.Point(o.time_hours, o.cost_usd, label)
+        (front if o.pareto else others).append(point)
+    return front, others
+
+
+def front_summary(
+    fmt: Formatter, options: Sequence[PlanOption], providers: Mapping[str, Any]
+) -> list[str]:
+    """The Pareto options as sentences, fastest first (the cost/time chart's text)."""
+    front = sorted((o for o in options if o.pareto), key=lambda o: o.time_hours)
+    out = []
+    for o in front:
+        link = offer_link(fmt, o.offer, providers)
+        out.append(
+            fmt.gettext("%(offer)s: %(time)s, %(cost)s")
+            % {
+                "offer": fmt.ngettext(
+                    "%(provider)s, %(gpu)s, %(num)s node",
+                    "%(provider)s, %(gpu)s, %(num)s nodes",
+                    o.nodes,
+                )
+                % {"provider": link.provider_name, "gpu": o.offer.gpu, "num": fmt.number(o.nodes)},
+                "time": duration(fmt, o.time_hours),
+                "cost": fmt.usd_whole(o.cost_usd),
+            }
+        )
+    return out
+
+
+def memory_facts(fmt: Formatter, result: PlanResult) -> list[tuple[str, str]]:
+    """The memory arithmetic as (label, value) pairs."""
+    _ = fmt.gettext
+    m = result.memory
+
+    def gib(value: float) -> str:
+        return _("%(num)s GiB") % {"num": fmt.fixed(value, 1)}
+
+    bytes_per_param = m.to_dict()["bytes_per_param"]
+    return [
+        (_("Parameters"), fmt.compact(m.params)),
+        (_("Weights"), gib(m.weights_gib)),
+        (_("Gradients"), gib(m.grads_gib)),
+        (_("Optimizer state"), gib(m.optimizer_gib)),
+        (
+            _("Model state in total"),
+            _("%(total)s (%(bytes)s bytes per parameter)")
+            % {"total": gib(m.total_state_gib), "bytes": fmt.number(bytes_per_param)},
+        ),
+    ]
+
+
+def assumption_texts(fmt: Formatter, result: PlanResult) -> list[str]:
+    """The planner's assumptions, translated."""
+    return [fmt.gettext(ASSUMPTION_TEXTS.get(a, a)) for a in result.assumptions]

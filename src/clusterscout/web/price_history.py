@@ -1,0 +1,133 @@
+"""Price history on the provider page: one chart per offer (an SVG route) and its data table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from starlette.responses import Response
+
+from clusterscout.store import queries
+from clusterscout.store.prices import price_history_view
+from clusterscout.web import charts, viewmodels
+from clusterscout.web.cells import TIER_LABELS
+from clusterscout.web.errors import ApiError
+from clusterscout.web.i18n import Formatter
+from clusterscout.web.pages_common import Lang, known_lang
+from clusterscout.web.plan_pages import svg_response
+from clusterscout.web.runtime import state_of
+
+router = APIRouter(include_in_schema=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationRow:
+    """One observed price, formatted."""
+
+    day: str
+    tier: str
+    price: str
+    feed: str
+    age: str
+    stale: bool
+    source_url: str
+
+
+@dataclass(frozen=True, slots=True)
+class OfferHistory:
+    """What the provider page shows under an offer: chart link and observations."""
+
+    offer_id: str
+    title: str
+    chart_href: str
+    alt: str
+    rows: tuple[ObservationRow, ...]
+
+
+def tier_text(fmt: Formatter, tier: str, term: str | None) -> str:
+    """``reserved, 1 year`` (tier translated; terms are catalog text)."""
+    label = fmt.gettext(TIER_LABELS.get(tier, tier))
+    return f"{label}, {term}" if term else label
+
+
+def age_text(fmt: Formatter, days: int) -> str:
+    """``today`` or ``12 days``."""
+    if days <= 0:
+        return fmt.gettext("today")
+    return fmt.ngettext("%(num)s day", "%(num)s days", days) % {"num": fmt.number(days)}
+
+
+def observation_rows(
+    fmt: Formatter, observations: Sequence[Mapping[str, Any]]
+) -> list[ObservationRow]:
+    """Observations (newest first) as table rows."""
+    return [
+        ObservationRow(
+            day=fmt.day(str(p["as_of"])),
+            tier=tier_text(fmt, str(p["tier"]), p.get("term")),
+            price=fmt.usd(float(p["usd_per_gpu_hour"])),
+            feed=str(p.get("feed") or ""),
+            age=age_text(fmt, int(p["age_days"])),
+            stale=bool(p["stale"]),
+            source_url=str(p["source"]["url"]),
+        )
+        for p in observations
+    ]
+
+
+def offer_history(
+    fmt: Formatter, slug: str, offer: Mapping[str, Any], view: Mapping[str, Any]
+) -> OfferHistory:
+    """Chart link, alt text and rows for one offer."""
+    name = offer.get("name") or f"{offer['gpu']}"
+    return OfferHistory(
+        offer_id=str(offer["id"]),
+        title=fmt.gettext("Price history: %(offer)s") % {"offer": name},
+        chart_href=f"/{fmt.lang}/providers/{slug}/prices/{offer['id']}.svg",
+        alt=fmt.gettext(
+            "Line chart of the observed prices of %(offer)s over time, one line per price "
+            "tier; the table below lists every observation."
+        )
+        % {"offer": name},
+        rows=tuple(observation_rows(fmt, view["observations"])),
+    )
+
+
+def series(fmt: Formatter, view: Mapping[str, Any]) -> list[charts.PriceSeries]:
+    """Chart lines from a price history view."""
+    return [
+        charts.PriceSeries(
+            tier_text(fmt, s["tier"], s["term"]),
+            tuple(
+                (date.fromisoformat(str(p["as_of"])), float(p["usd_per_gpu_hour"]))
+                for p in s["points"]
+            ),
+        )
+        for s in view["series"]
+    ]
+
+
+@router.get("/{lang}/providers/{slug}/prices/{offer_id}.svg")
+def price_chart(
+    request: Request,
+    lang: Lang,
+    slug: Annotated[str, Path(max_length=200)],
+    offer_id: Annotated[str, Path(max_length=200)],
+) -> Response:
+    """The price history of one offer as an SVG line chart."""
+    lang = known_lang(lang)
+    st = state_of(request)
+    with st.engine.connect() as conn:
+        record = queries.get_provider(conn, slug)
+        ids = {o["id"] for o in record["offers"]} if record else set()
+        view = None
+        if offer_id in ids:
+            day = viewmodels.today()
+            view = price_history_view(conn, offer_id, day, st.settings.stale_after_days)
+    if view is None:
+        raise ApiError(404, "not_found", "unknown offer", "offer_id")
+    fmt = st.formatters[lang]
+    return svg_response(charts.price_history_svg(fmt, series(fmt, view)))

@@ -1,0 +1,128 @@
+"""Reference workloads in the listings: predicted scaling efficiency and effective price per offer.
+
+The visitor picks one preset (``?ref=70b-fsdp-16``); each offer then gets one model call
+(``planning.reference_estimate``), memoised per data version, so a page of 50 offers costs 50
+small model evaluations once and nothing afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from clusterscout import planning, services
+from clusterscout.catalog.calibration import CalibrationError
+from clusterscout.catalog.filters import FilterError
+from clusterscout.domain.models import GpuSpec
+from clusterscout.model.calibration import Calibration
+from clusterscout.web.cells import Cell, unknown
+from clusterscout.web.i18n import N_, Formatter
+from clusterscout.web.runtime import AppState
+
+PARAM: Final = "ref"
+LABELS: Final = {
+    "8b-fsdp-4": N_("8B model, FSDP, 4 nodes"),
+    "70b-fsdp-16": N_("70B model, FSDP, 16 nodes"),
+    "70b-3d-32": N_("70B model, tensor + pipeline parallel, 32 nodes"),
+    "405b-3d-64": N_("405B model, tensor + pipeline parallel, 64 nodes"),
+}
+REASONS: Final = {
+    "no price": N_("no price"),
+    "unknown fabric": N_("unknown fabric"),
+    "unknown GPUs per node": N_("unknown GPUs per node"),
+    "unknown GPU figures": N_("unknown GPU figures"),
+    "does not fit": N_("does not fit in memory"),
+}
+assert set(LABELS) == set(planning.REFERENCE_WORKLOADS)  # noqa: S101
+
+
+def parse(values: Sequence[str]) -> planning.ReferenceWorkload | None:
+    """The reference workload named by the ``ref`` parameter, or None when not given.
+
+    Raises:
+        FilterError: for an unknown name or a repeated parameter.
+    """
+    given = [v.strip().lower() for v in values if v.strip()]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise FilterError(PARAM, "may be given only once")
+    ref = planning.REFERENCE_WORKLOADS.get(given[0])
+    if ref is None:
+        known = ", ".join(planning.REFERENCE_WORKLOADS)
+        raise FilterError(PARAM, f"unknown reference workload (known: {known})")
+    return ref
+
+
+def label(fmt: Formatter, ref: planning.ReferenceWorkload) -> str:
+    """The translated name of a reference workload."""
+    return fmt.gettext(LABELS[ref.key])
+
+
+def choices(fmt: Formatter) -> list[tuple[str, str]]:
+    """(value, label) pairs for a select, "none" first."""
+    return [("", fmt.gettext("none")), *((k, fmt.gettext(v)) for k, v in LABELS.items())]
+
+
+def _inputs(st: AppState) -> tuple[tuple[GpuSpec, ...], Calibration] | None:
+    def load() -> tuple[tuple[GpuSpec, ...], Calibration] | None:
+        with st.engine.connect() as conn:
+            try:
+                return services.gpu_specs(conn), planning.stored_calibration(conn)
+            except CalibrationError:
+                return None
+
+    return st.memo.get(("model-inputs", st.data_version), load)
+
+
+def estimates(
+    st: AppState, ref: planning.ReferenceWorkload, records: Sequence[Mapping[str, Any]]
+) -> dict[str, planning.ReferenceEstimate]:
+    """One estimate per offer record (memoised per data version); empty without a model."""
+    inputs = _inputs(st)
+    if inputs is None:
+        return {}
+    gpus, calibration = inputs
+    version = st.data_version
+    out: dict[str, planning.ReferenceEstimate] = {}
+    for record in records:
+
+        def compute(r: Mapping[str, Any] = record) -> planning.ReferenceEstimate:
+            return planning.reference_estimate(r, ref, gpus, calibration)
+
+        key = ("ref", version, ref.key, record["id"], record.get("from_usd_per_gpu_hour"))
+        out[str(record["id"])] = st.memo.get(key, compute)
+    return out
+
+
+def efficiency_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> Cell:
+    """Predicted scaling efficiency, or "unknown" with the reason."""
+    if est is None or est.scaling_efficiency is None:
+        return _unknown(fmt, est)
+    badge = None
+    if est.max_nodes is not None:
+        badge = fmt.gettext("sells up to %(num)s nodes") % {"num": fmt.number(est.max_nodes)}
+    return Cell(
+        fmt.percent(est.scaling_efficiency),
+        badge=badge,
+        sort_value=f"{est.scaling_efficiency:.4f}",
+    )
+
+
+def effective_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> Cell:
+    """List price divided by efficiency, per useful GPU-hour, or "unknown" with the reason."""
+    if est is None or est.effective_usd_per_gpu_hour is None:
+        return _unknown(fmt, est)
+    return Cell(
+        fmt.gettext("%(price)s/GPU-h") % {"price": fmt.usd(est.effective_usd_per_gpu_hour)},
+        detail=fmt.gettext("list %(price)s") % {"price": fmt.usd(est.usd_per_gpu_hour or 0.0)},
+        sort_value=f"{est.effective_usd_per_gpu_hour:012.4f}",
+    )
+
+
+def _unknown(fmt: Formatter, est: planning.ReferenceEstimate | None) -> Cell:
+    cell = unknown(fmt)
+    reason = REASONS.get(est.reason or "") if est is not None else None
+    if reason:
+        return Cell(cell.text, unknown=True, detail=fmt.gettext(reason))
+    return cell

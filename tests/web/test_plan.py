@@ -1,0 +1,214 @@
+"""The planner page and its charts in every language: verdict, table, errors, shareable URLs."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from web_support import LANGS, TRANSLATED, TestClient, visible_text
+
+from clusterscout.model.planner import ASSUMPTIONS
+from clusterscout.web import i18n, plan_view
+
+Q405 = "?max_nodes=64&model=405B&precision=bf16&tokens=1e12"
+Q7 = "?max_nodes=16&model=7B&precision=bf16&tokens=1e11"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+# Planner interface strings that must not leak into a translated page.
+ENGLISH = (
+    "Plan a training run",
+    "Do you need multi-node",
+    "The memory arithmetic",
+    "Offers ranked by job cost",
+    "Rank by cost",
+    "Scaling efficiency",
+    "Pareto front",
+    "Assumptions",
+    "These are estimates",
+    "Mixed-precision Adam",
+    "Time to train",
+    "Hardware and limits",
+    "Tokens to train",
+    "offer left out",
+    "does not fit",
+    "Share this plan",
+)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_empty_plan_page_shows_the_form(client: TestClient, lang: str) -> None:
+    r = client.get(f"/{lang}/plan/")
+    assert r.status_code == 200
+    assert f'<html lang="{lang}">' in r.text
+    assert 'id="plan-form"' in r.text
+    assert 'method="get"' in r.text
+    assert 'id="verdict"' not in r.text
+    assert f'<link rel="canonical" href="http://testserver/{lang}/plan/">' in r.text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_405b_plan_needs_multi_node_with_ranked_options_and_charts(
+    client: TestClient, lang: str
+) -> None:
+    r = client.get(f"/{lang}/plan/{Q405}")
+    assert r.status_code == 200, r.text[:300]
+    html = r.text
+    assert f'<html lang="{lang}">' in html
+    assert 'class="verdict verdict-multi"' in html
+    assert html.count('<tr class="pareto">') >= 1
+    assert len(re.findall(r"<tbody>\s*<tr", html)) >= 1
+    assert f'src="/{lang}/plan/chart/scaling.svg{Q405.replace("&", "&amp;")}"' in html
+    assert f'src="/{lang}/plan/chart/cost-time.svg{Q405.replace("&", "&amp;")}"' in html
+    # Text alternatives: the scaling table and the Pareto list.
+    assert 'class="scaling"' in html
+    assert re.search(r"<figcaption>.*?<ul><li>", html, re.S)
+    assert f"/{lang}/providers/beta/#offer-beta-mi300x-roce" in html
+    # The excluded offer and the error band.
+    assert 'class="excluded"' in html
+    assert "±21" in html
+
+
+def test_7b_plan_says_one_node_is_enough_and_explains_per_gpu(client: TestClient) -> None:
+    html = client.get(f"/en/plan/{Q7}").text
+    text = visible_text(html)
+    assert 'class="verdict verdict-single"' in html
+    assert "No: one 8-GPU node can run this job." in text
+    assert "288 GB GPUs but not on one node of 80 GB GPUs" in text
+    assert "Fewest GPUs that hold the job" in text
+    for gpu in ("H100-SXM-80GB", "A100-SXM-80GB", "MI300X-192GB"):
+        assert f'<th scope="row">{gpu}</th>' in html
+
+
+def test_70b_plan_explains_which_gpus_fit_one_node(client: TestClient) -> None:
+    text = visible_text(client.get("/en/plan/?model=70B&tokens=1e12").text)
+    assert "It fits on one node of MI300X-192GB." in text
+    assert re.search(r"It does not fit on one node of (A100|H100)-SXM-80GB and (A100|H100)", text)
+
+
+def test_memory_arithmetic_is_shown(client: TestClient) -> None:
+    text = visible_text(client.get(f"/en/plan/{Q405}").text)
+    assert "Weights 756.0 GiB" in text
+    assert "Optimizer state 4,536.3 GiB" in text
+    assert "(16 bytes per parameter)" in text
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_translated_plan_pages_have_no_english_interface_strings(
+    client: TestClient, lang: str
+) -> None:
+    text = visible_text(client.get(f"/{lang}/plan/{Q405}").text)
+    leaked = [s for s in ENGLISH if s in text]
+    assert not leaked, f"English on {lang} plan page: {leaked}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_invalid_input_is_shown_next_to_the_field_with_400(client: TestClient, lang: str) -> None:
+    r = client.get(f"/{lang}/plan/?model=70B&tokens=-5")
+    assert r.status_code == 400
+    assert f'<html lang="{lang}">' in r.text
+    assert 'id="err-tokens"' in r.text
+    assert 'aria-invalid="true" aria-describedby="err-tokens"' in r.text
+    advice = i18n.load_translations(lang).gettext(plan_view.FIELD_ERRORS["tokens"])
+    assert advice in visible_text(r.text)
+    assert 'id="verdict"' not in r.text
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("?tokens=1e12", "model"),
+        ("?params=abc&tokens=1e12", "params"),
+        ("?model=999B&tokens=1e12", "model"),
+        ("?max_nodes=0&model=7B&tokens=1e12", "max_nodes"),
+        ("?budget_usd=-1&model=7B&tokens=1e12", "budget_usd"),
+        ("?gpu=TPU&model=7B&tokens=1e12", "gpu"),
+        ("?model=7B&precision=fp4&tokens=1e12", "precision"),
+        ("?fabric=carrier-pigeon&model=7B&tokens=1e12", "fabric"),
+        ("?model=7B&provider=nobody&tokens=1e12", "provider"),
+    ],
+)
+def test_every_bad_field_answers_400_never_5xx(client: TestClient, query: str, field: str) -> None:
+    r = client.get(f"/en/plan/{query}")
+    assert r.status_code == 400, r.text[:300]
+    assert f'id="err-{field}"' in r.text
+
+
+def test_unknown_parameter_is_400(client: TestClient) -> None:
+    r = client.get("/en/plan/?model=7B&tokens=1e12&colour=red")
+    assert r.status_code == 400
+    assert '<html lang="en">' in r.text
+
+
+def test_query_string_is_canonical_and_shareable(client: TestClient) -> None:
+    r = client.get("/en/plan/?tokens=1e12&model=405B&budget_usd=&precision=bf16&max_nodes=64")
+    assert r.status_code == 302
+    assert r.headers["location"] == f"/en/plan/{Q405}"
+    html = client.get(r.headers["location"]).text
+    escaped = Q405.replace("&", "&amp;")
+    assert f'<link rel="canonical" href="http://testserver/en/plan/{escaped}">' in html
+    assert f'hreflang="de" href="http://testserver/de/plan/{escaped}"' in html
+    # The form shows the state of the URL.
+    assert '<option value="405B" selected>' in html
+    assert 'name="tokens" type="text" inputmode="decimal" maxlength="40" value="1e12"' in html
+
+
+def test_a_preset_drops_a_leftover_parameter_count(client: TestClient) -> None:
+    r = client.get("/en/plan/?model=7B&params=3e10&tokens=1e11")
+    assert r.headers["location"] == "/en/plan/?model=7B&tokens=1e11"
+
+
+def test_filters_and_deadline_narrow_the_plan(client: TestClient) -> None:
+    html = client.get("/en/plan/?fabric=infiniband&model=70B&tokens=1e12").text
+    assert "beta-mi300x-roce" not in html
+    assert "alpha-h100-ib" in html
+    html = client.get("/en/plan/?deadline_hours=1&model=405B&tokens=1e12").text
+    assert "No offer can run this job within your limits" in html
+    assert "misses the deadline" in html
+
+
+def test_navigation_links_to_the_planner_and_the_guide_link_resolves(client: TestClient) -> None:
+    html = client.get("/fr/multi-node/").text
+    assert 'href="/fr/plan/"' in html
+    assert 'href="../plan/"' in html  # relative to /fr/multi-node/, i.e. /fr/plan/
+    assert client.get("/fr/plan/").status_code == 200
+    assert 'aria-current="page">Planificateur<' in client.get("/fr/plan/").text
+
+
+def test_sitemap_lists_the_planner(client: TestClient) -> None:
+    assert "http://testserver/pt/plan/" in client.get("/sitemap.xml").text
+
+
+@pytest.mark.parametrize("name", ["scaling", "cost-time"])
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_chart_routes_answer_valid_svg(client: TestClient, name: str, lang: str) -> None:
+    r = client.get(f"/{lang}/plan/chart/{name}.svg{Q405}")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("image/svg+xml")
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'none'" in csp
+    assert "script-src" not in csp
+    root = ET.fromstring(r.content)  # noqa: S314 - our own output
+    assert root.tag == f"{SVG_NS}svg"
+    assert "<script" not in r.text
+    assert root.find(f".//{SVG_NS}style") is not None
+    assert r.headers["etag"]
+
+
+def test_charts_are_localized(client: TestClient) -> None:
+    assert "Skalierungseffizienz" in client.get(f"/de/plan/chart/scaling.svg{Q405}").text
+    assert "Jobkosten" in client.get(f"/de/plan/chart/cost-time.svg{Q405}").text
+    assert "InfiniBand — Alpha Cloud" in client.get(f"/en/plan/chart/scaling.svg{Q405}").text
+
+
+def test_chart_errors_are_4xx(client: TestClient) -> None:
+    assert client.get(f"/en/plan/chart/pie.svg{Q405}").status_code == 404
+    assert client.get("/en/plan/chart/scaling.svg?model=7B&tokens=-1").status_code == 400
+    assert client.get("/en/plan/chart/scaling.svg").status_code == 400
+
+
+def test_every_model_text_has_a_translation_id() -> None:
+    assert set(ASSUMPTIONS) == set(plan_view.ASSUMPTION_TEXTS)
+    for lang in TRANSLATED:
+        tr = i18n.load_translations(lang)
+        for text in (*plan_view.ASSUMPTION_TEXTS.values(), *plan_view.REASON_TEXTS.values()):
+            assert tr.gettext(text) != text, (lang, text)
