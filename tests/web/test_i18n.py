@@ -79,6 +79,16 @@ def test_formatting_follows_the_locale() -> None:
     assert fmt["es"].gettext("unknown") == "desconocido"
 
 
+def test_catalog_terms_get_localized_durations() -> None:
+    fmt = {lang: i18n.formatter(lang, i18n.load_translations(lang)) for lang in i18n.KNOWN_LOCALES}
+    assert fmt["pt"].term("2 weeks, 16 GPUs") == "2 semanas, 16 GPUs"
+    assert fmt["de"].term("1 year") == "1 Jahr"
+    assert fmt["fr"].term("6 Months") == "6\xa0mois"  # French keeps a no-break space
+    assert fmt["es"].term("1.5 hours") == "1,5 horas"
+    assert fmt["en"].term("1 day minimum") == "1 day minimum"
+    assert fmt["de"].term("by quote") == "by quote"
+
+
 @pytest.mark.parametrize(
     ("header", "lang"),
     [

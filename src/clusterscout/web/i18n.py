@@ -29,6 +29,7 @@ from babel.numbers import (
     format_percent,
 )
 from babel.support import Translations
+from babel.units import format_unit
 
 DEFAULT_LOCALE: Final = "en"
 # The URL prefix is the language; Portuguese follows Brazilian conventions (ADR 0004).
@@ -108,6 +109,10 @@ def load_translations(lang: str, locale_dir: Path = LOCALE_DIR) -> NullTranslati
     return NullTranslations()
 
 
+# "2 weeks", "1 year", "6 months", "3 hours" inside catalog terms (English in data/).
+_DURATION = re.compile(r"\b(\d+(?:\.\d+)?)\s+(minute|hour|day|week|month|year)s?\b", re.I)
+
+
 @dataclass(frozen=True, slots=True)
 class Formatter:
     """Locale-bound formatting for templates and view-models (Babel only, never f-strings)."""
@@ -153,6 +158,17 @@ class Formatter:
     def join(self, items: Sequence[str]) -> str:
         """A list in prose: ``A, B and C`` (en), ``A, B und C`` (de)."""
         return format_list(list(items), locale=self.locale)
+
+    def term(self, text: str) -> str:
+        """Catalog term text with its durations localized: ``2 weeks, 16 GPUs`` -> ``2 semanas,
+        16 GPUs`` (pt). Anything else in the text is kept as written in the catalog."""
+
+        def repl(m: re.Match[str]) -> str:
+            value = float(m.group(1))
+            amount: float | int = int(value) if value.is_integer() else value
+            return format_unit(amount, f"duration-{m.group(2).lower()}", locale=self.locale)
+
+        return _DURATION.sub(repl, text)
 
     def day(self, value: date | str) -> str:
         """A date in the locale's medium format."""

@@ -48,9 +48,9 @@ class OfferHistory:
 
 
 def tier_text(fmt: Formatter, tier: str, term: str | None) -> str:
-    """``reserved, 1 year`` (tier translated; terms are catalog text)."""
+    """``reserved, 1 year`` (tier translated; durations in the catalog term localized)."""
     label = fmt.gettext(TIER_LABELS.get(tier, tier))
-    return f"{label}, {term}" if term else label
+    return f"{label}, {fmt.term(term)}" if term else label
 
 
 def age_text(fmt: Formatter, days: int) -> str:

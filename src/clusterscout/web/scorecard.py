@@ -114,7 +114,10 @@ def _provisioning(fmt: Formatter, p: Record) -> list[Fact]:
     return [
         Fact(_("On-demand clusters"), bool_fact(fmt, v["on_demand_clusters"], refs)),
         Fact(_("Reserved capacity"), bool_fact(fmt, v["reserved"], refs)),
-        Fact(_("Reservation terms"), fact(fmt, _join(v["reserved_terms"]), refs)),
+        Fact(
+            _("Reservation terms"),
+            fact(fmt, _join([fmt.term(t) for t in v["reserved_terms"]]), refs),
+        ),
         Fact(_("Waitlist"), bool_fact(fmt, v["waitlist"], refs)),
     ]
 
@@ -126,7 +129,10 @@ def _billing(fmt: Formatter, p: Record) -> list[Fact]:
     gran_text = _(GRANULARITY_LABELS.get(gran, gran)) if gran else None
     return [
         Fact(_("Billing granularity"), fact(fmt, gran_text, refs)),
-        Fact(_("Minimum commitment"), fact(fmt, b["minimum"], refs)),
+        Fact(
+            _("Minimum commitment"),
+            fact(fmt, fmt.term(b["minimum"]) if b["minimum"] else None, refs),
+        ),
     ]
 
 
