@@ -121,6 +121,8 @@ def test_csv_export_parses(client: TestClient) -> None:
     rows = list(csv.DictReader(io.StringIO(r.text)))
     assert tuple(rows[0]) == OFFER_COLUMNS
     assert {row["id"] for row in rows} == {"alpha-h100-ib", "alpha-a100-ib"}
+    # Freshness is marked in the export too: a count of stale prices, never blank when priced.
+    assert all(row["stale_prices"].isdigit() for row in rows)
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,8 @@ def list_offers(request: Request) -> Response:
 def offers_csv(request: Request) -> Response:
     """Every matching offer as CSV; unknown values are empty cells."""
     _, page = _offers_query(request, paged=False)
-    body = to_csv((offer_row(r) for r in page.records), OFFER_COLUMNS)
+    records = services.mark_freshness(page.records, _stale_after(request), viewmodels.today())
+    body = to_csv((offer_row(r) for r in records), OFFER_COLUMNS)
     return Response(
         body,
         media_type="text/csv; charset=utf-8",
