@@ -13,7 +13,6 @@ from clusterscout.catalog.calibration import CalibrationError, parse_calibration
 from clusterscout.catalog.filters import FILTER_NAMES, FilterError
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.compute import peak_tflops
 from clusterscout.model.cost import effective_usd_per_gpu_hour
 from clusterscout.model.estimate import estimate
 from clusterscout.model.inputs import (
@@ -31,6 +30,7 @@ from clusterscout.model.planner import (
     PlanRequest,
     PlanResult,
     best_layout,
+    has_figures,
     job_for,
     plan,
 )
@@ -281,7 +281,7 @@ def scaling_curves(conn: Connection, body: Any) -> list[ScalingCurve]:
     usable = {
         g.name
         for g in gpus
-        if (wanted is None or g.name == wanted) and _has_figures(g, request.precision)
+        if (wanted is None or g.name == wanted) and has_figures(g, request.precision)
     }
     curves = []
     for offer in _representatives([plan_offer(r) for r in page.records], usable):
@@ -305,15 +305,6 @@ def scaling_curves(conn: Connection, body: Any) -> list[ScalingCurve]:
             ScalingCurve(offer.fabric.value if offer.fabric else "", offer, tuple(points))
         )
     return curves
-
-
-def _has_figures(gpu: GpuSpec, precision: Precision) -> bool:
-    try:
-        peak_tflops(gpu, Precision.BF16)
-        peak_tflops(gpu, precision)
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,7 +407,7 @@ def reference_estimate(
         gpu = resolve_gpu(str(record.get("gpu")), gpus)
     except ScenarioError:
         return missing("unknown GPU figures")
-    if not _has_figures(gpu, Precision.BF16):
+    if not has_figures(gpu, Precision.BF16):
         return missing("unknown GPU figures")
     workload = _reference_workload(ref, gpu, per_node, calibration)
     if workload is None:

@@ -460,7 +460,8 @@ def _node_counts(cap: int) -> list[int]:
     return counts
 
 
-def _usable(gpu: GpuSpec, precision: Precision) -> bool:
+def has_figures(gpu: GpuSpec, precision: Precision) -> bool:
+    """True when the GPU has the peak TFLOP/s the model needs (BF16, and ``precision``)."""
     try:
         peak_tflops(gpu, Precision.BF16)
         peak_tflops(gpu, precision)
@@ -527,7 +528,7 @@ def plan(
     considered = [
         g
         for g in gpus
-        if (gpu_filter is None or g.name == gpu_filter) and _usable(g, job.precision)
+        if (gpu_filter is None or g.name == gpu_filter) and has_figures(g, job.precision)
     ]
     if gpu_filter is not None and not considered:
         raise ScenarioError("precision", f"{gpu_filter} has no {job.precision.value} figure")
@@ -544,7 +545,7 @@ def plan(
         if gpu_filter is not None and gpu.name != gpu_filter:
             continue
         gpu = by_name[gpu.name]
-        if not _usable(gpu, job.precision):
+        if not has_figures(gpu, job.precision):
             excluded.append(Exclusion(offer, f"GPU has no {job.precision.value} figure"))
             continue
         if offer.usd_per_gpu_hour is None:
