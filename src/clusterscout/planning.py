@@ -204,7 +204,17 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
     except FilterError as exc:
         raise ScenarioError(exc.field, exc.message) from None
     offers = [plan_offer(r) for r in page.records]
-    return plan(request, offers, gpu_specs(conn), stored_calibration(conn))
+    return plan(request, offers, _rentable_gpus(conn), stored_calibration(conn))
+
+
+def _rentable_gpus(conn: Connection) -> tuple[GpuSpec, ...]:
+    """GPU models that some multi-node offer sells; the verdict is about what can be rented.
+
+    Falls back to every known GPU when no offer names one (an empty catalog).
+    """
+    offered = set(queries.gpu_names(conn))
+    specs = gpu_specs(conn)
+    return tuple(g for g in specs if g.name in offered) or specs
 
 
 # --- charts and listings (web) ----------------------------------------------------------------

@@ -290,3 +290,29 @@ def test_check_model_reports_bad_inputs(tmp_path: Path) -> None:
     no_gpus = runner.invoke(app, ["check-model", str(ok), "--data-dir", str(empty)])
     assert no_gpus.exit_code == 1
     assert "cannot load GPU figures" in no_gpus.stderr
+
+
+def test_verdict_only_covers_gpus_that_are_rented_as_clusters(
+    tmp_path: Path, fixture_data_dir: Path
+) -> None:
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, data)
+    gpus = data / "gpus.toml"
+    gpus.write_text(
+        gpus.read_text()
+        + '\n[[gpus]]\nname = "B300-SXM-288GB"\nvendor = "nvidia"\nmemory_gib = 268.2\n'
+        'bf16_dense_tflops = 2250\nsources = ["h100-sheet"]\n'
+    )
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    build(engine, data)
+    with engine.connect() as conn:
+        result = run_plan(conn, {"model": "70B", "tokens": 1e11}).to_dict()
+    engine.dispose()
+    # A 288 GB GPU nobody rents as a cluster must not turn the verdict into "one node is enough".
+    assert {v["gpu"] for v in result["per_gpu"]} == {
+        "H100-SXM-80GB",
+        "A100-SXM-80GB",
+        "MI300X-192GB",
+    }
