@@ -72,6 +72,8 @@ def test_filter_open_provider_and_compare(
     expect(p.locator("#dim-network")).to_be_visible()
     expect(p.locator("table.offers tbody tr")).to_have_count(2)
     p.screenshot(path=str(screenshots / f"provider-{lang}.png"), full_page=True)
+    # Let the lazily loaded price charts finish, so leaving the page does not abort them.
+    p.wait_for_load_state("networkidle")
 
     p.goto(f"{live_server}/{lang}/compare/")
     p.locator("#p-alpha").check()

@@ -59,6 +59,10 @@ class Cell:
     badge: str | None = None
     detail: str | None = None
     sort_value: str = ""
+    items: tuple[str, ...] = ()
+    """Longer values behind a short ``text`` label, shown on demand (a ``details`` element)."""
+    lang: str | None = None
+    """Language of ``text``/``items`` when they are catalog prose, not interface strings."""
 
     @property
     def source(self) -> SourceLink | None:

@@ -121,7 +121,14 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
             if v is not None
         ],
         json_href=f"/api/v1/providers/{slug}",
-        stale_after_days=fmt.number(stale_after),
+        history_intro=fmt.ngettext(
+            "Every price we have observed for each offer. "
+            "Prices older than %(num)s day are marked stale.",
+            "Every price we have observed for each offer. "
+            "Prices older than %(num)s days are marked stale.",
+            stale_after,
+        )
+        % {"num": fmt.number(stale_after)},
     )
     return _html(request, lang, "pages/provider.html", ctx)
 

@@ -101,7 +101,9 @@ def efficiency_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> C
         return _unknown(fmt, est)
     badge = None
     if est.max_nodes is not None:
-        badge = fmt.gettext("sells up to %(num)s nodes") % {"num": fmt.number(est.max_nodes)}
+        badge = fmt.ngettext(
+            "sells up to %(num)s node", "sells up to %(num)s nodes", est.max_nodes
+        ) % {"num": fmt.number(est.max_nodes)}
     return Cell(
         fmt.percent(est.scaling_efficiency),
         badge=badge,

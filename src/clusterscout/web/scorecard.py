@@ -93,7 +93,7 @@ def _topology(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
             _("Rail-optimised"),
             bool_fact(fmt, any_true(o["topology"]["rail_optimized"] for o in offers), refs),
         ),
-        Fact(_("Locality"), fact(fmt, locality, refs)),
+        Fact(_("Locality"), fact(fmt, locality, refs, lang="en")),
     ]
 
 
@@ -147,7 +147,7 @@ def _storage(fmt: Formatter, p: Record) -> list[Fact]:
         price = _("%(price)s per GiB-month") % {"price": fmt.usd(s["usd_per_gib_month"])}
     return [
         Fact(_("Shared file system"), bool_fact(fmt, s["shared_filesystem"], refs)),
-        Fact(_("Storage products"), fact(fmt, _join(s["products"]), refs)),
+        Fact(_("Storage products"), fact(fmt, _join(s["products"]), refs, lang="en")),
         Fact(_("Throughput"), fact(fmt, tput, refs)),
         Fact(_("Storage price"), fact(fmt, price, refs)),
     ]
@@ -169,10 +169,9 @@ def scorecard(fmt: Formatter, provider: Record) -> list[Dimension]:
         facts = tuple(builders[key]())
         known = sum(1 for f in facts if not f.cell.unknown)
         status = "unknown" if known == 0 else ("known" if known == len(facts) else "partial")
-        summary = fmt.gettext("%(known)s of %(total)s facts known") % {
-            "known": known,
-            "total": len(facts),
-        }
+        summary = fmt.ngettext(
+            "%(known)s of %(total)s facts known", "%(known)s of %(total)s facts known", known
+        ) % {"known": fmt.number(known), "total": fmt.number(len(facts))}
         links = {s.url: s for f in facts for s in f.cell.sources}
         out.append(
             Dimension(key, fmt.gettext(title), facts, known, summary, tuple(links.values()), status)

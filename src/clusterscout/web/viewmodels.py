@@ -95,9 +95,13 @@ def cluster_size(fmt: Formatter, r: Record) -> Cell:
             "num": fmt.number(high)
         }
     elif quote is not None:
-        text = fmt.gettext("up to %(num)s nodes on request") % {"num": fmt.number(quote)}
+        text = fmt.ngettext(
+            "up to %(num)s node on request", "up to %(num)s nodes on request", quote
+        ) % {"num": fmt.number(quote)}
     elif low is not None:
-        text = fmt.gettext("from %(num)s nodes") % {"num": fmt.number(low)}
+        text = fmt.ngettext("from %(num)s node", "from %(num)s nodes", low) % {
+            "num": fmt.number(low)
+        }
     else:
         return unknown(fmt)
     return fact(fmt, text, refs, sort_value=str(max(x or 0 for x in (low, high, quote))))
@@ -128,16 +132,29 @@ def price_cell(fmt: Formatter, prices: Sequence[Record], stale_after_days: int) 
 
 
 def storage_cell(fmt: Formatter, provider: Record | None) -> Cell:
-    """Shared storage of the offer's provider (storage is sold per provider)."""
+    """Shared storage of the offer's provider (storage is sold per provider).
+
+    The table shows a short label (shared file system or not, else the number of products);
+    the product names, which are catalog prose, are listed behind it.
+    """
     if provider is None:
         return unknown(fmt)
     s = provider["storage"]
     refs = refs_for(provider, "storage")
-    if s["products"]:
-        return fact(fmt, ", ".join(s["products"][:2]), refs)
+    products = tuple(str(p) for p in s["products"])
     if s["shared_filesystem"] is not None:
-        return bool_fact(fmt, s["shared_filesystem"], refs)
-    return unknown(fmt)
+        text = (
+            fmt.gettext("shared file system")
+            if s["shared_filesystem"]
+            else fmt.gettext("no shared file system")
+        )
+    elif products:
+        text = fmt.ngettext(
+            "%(num)s storage product", "%(num)s storage products", len(products)
+        ) % {"num": fmt.number(len(products))}
+    else:
+        return unknown(fmt)
+    return fact(fmt, text, refs, items=products)
 
 
 def offer_row(
