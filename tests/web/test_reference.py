@@ -42,7 +42,7 @@ def test_effective_price_is_list_price_over_efficiency(client: TestClient) -> No
     html = client.get("/en/multi-node/?ref=70b-3d-32").text
     row = visible_text(_row(html, "beta-mi300x-roce"))
     # 1.99 / 0.979 = 2.03 (fixture calibration; see planning.reference_estimate).
-    assert "98%" in row
+    assert "97.9%" in row  # shown to one decimal so near-perfect values stay distinguishable
     assert "$2.03/GPU-h" in row
     assert "list $1.99" in row
 

@@ -221,7 +221,7 @@ def _print_plan(result: PlanResult, limit: int) -> None:
             f"tp{lay.tp} pp{lay.pp} dp{lay.dp} {lay.sharding.value}",
             f"{o.time_hours:,.1f}",
             f"{o.cost_usd:,.0f}",
-            f"{o.scaling_efficiency:.0%}",
+            f"{o.scaling_efficiency:.1%}",
             f"{o.effective_usd_per_gpu_hour:.2f}",
             "★" if o.pareto else "",
         )

@@ -659,4 +659,6 @@ ASSUMPTIONS: tuple[str, ...] = (
     "Tensor parallelism stays inside one node; pipeline depth is the smallest that fits.",
     "Rail-optimised nodes, one NIC per GPU; provider tuning problems are not modelled.",
     "Times are estimates; the error band is the calibration's 90th-percentile error.",
+    "Communication hidden behind compute costs nothing here; stragglers, failures and restarts "
+    "are not modelled, so a near-perfect efficiency is an upper bound.",
 )

@@ -151,9 +151,14 @@ class Formatter:
         """A large count compactly: ``1T`` (en), ``1 Bio.`` (de), ``70 Md`` (fr)."""
         return format_compact_decimal(value, locale=self.locale, fraction_digits=1)
 
-    def percent(self, value: float) -> str:
-        """A ratio as a percentage."""
-        return format_percent(value, locale=self.locale)
+    def percent(self, value: float, digits: int = 0) -> str:
+        """A ratio as a percentage, e.g. ``99.6%`` (en) or ``99,6 %`` (de) with ``digits=1``."""
+        if digits <= 0:
+            return format_percent(value, locale=self.locale)
+        # The locale pattern is e.g. "#,##0%" or "#,##0 %": add decimals after its last 0.
+        base = self.locale.percent_formats[None].pattern
+        pattern = re.sub(r"0(?=[^0#]*%)", "0." + "0" * digits, base, count=1)
+        return format_percent(value, format=pattern, locale=self.locale)
 
     def join(self, items: Sequence[str]) -> str:
         """A list in prose: ``A, B and C`` (en), ``A, B und C`` (de)."""

@@ -37,6 +37,10 @@ ASSUMPTION_TEXTS: Final = {
     ASSUMPTIONS[4]: N_(
         "Times are estimates; the error band is the calibration's 90th-percentile error."
     ),
+    ASSUMPTIONS[5]: N_(
+        "Communication hidden behind compute costs nothing here; stragglers, failures and "
+        "restarts are not modelled, so a near-perfect efficiency is an upper bound."
+    ),
 }
 REASON_TEXTS: Final = {
     "no price": N_("no price"),
@@ -151,7 +155,7 @@ def option_rows(
                 layout=layout_text(o.layout),
                 time=duration(fmt, o.time_hours),
                 cost=fmt.usd_whole(o.cost_usd),
-                efficiency=fmt.percent(o.scaling_efficiency),
+                efficiency=fmt.percent(o.scaling_efficiency, digits=1),
                 effective=fmt.usd(o.effective_usd_per_gpu_hour),
                 price=fmt.usd(price) if price is not None else fmt.gettext("unknown"),
                 tier=fmt.gettext(TIER_LABELS.get(o.offer.price_tier or "", "unknown")),
@@ -283,7 +287,7 @@ def scaling_table(
     counts, lines = scaling_lines(fmt, curves, providers)
 
     def text(value: float | None) -> str:
-        return fmt.gettext("does not fit") if value is None else fmt.percent(value)
+        return fmt.gettext("does not fit") if value is None else fmt.percent(value, digits=1)
 
     rows = tuple(
         (fmt.number(n), tuple(text(line.values[i]) for line in lines)) for i, n in enumerate(counts)

@@ -105,7 +105,7 @@ def efficiency_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> C
             "sells up to %(num)s node", "sells up to %(num)s nodes", est.max_nodes
         ) % {"num": fmt.number(est.max_nodes)}
     return Cell(
-        fmt.percent(est.scaling_efficiency),
+        fmt.percent(est.scaling_efficiency, digits=1),
         badge=badge,
         sort_value=f"{est.scaling_efficiency:.4f}",
     )
