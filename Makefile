@@ -8,7 +8,7 @@ PORT ?= 8000
 RUN_STAMP := $(VENV)/.run-installed
 DEV_STAMP := $(VENV)/.dev-installed
 
-.PHONY: run test check lint types fmt build-db i18n i18n-extract chromium bench clean help
+.PHONY: run test check lint types fmt build-db i18n i18n-extract schemas chromium bench clean help
 
 help:
 	@echo "make run      build the database from data/ and serve http://$(HOST):$(PORT)"
@@ -59,6 +59,9 @@ types: $(DEV_STAMP)
 fmt: $(DEV_STAMP)
 	$(BIN)/ruff format src tests scripts bench
 	$(BIN)/ruff check --fix src tests scripts bench
+
+schemas: $(DEV_STAMP)
+	$(BIN)/python scripts/schemas.py
 
 i18n-extract: $(DEV_STAMP)
 	$(BIN)/python -m clusterscout.web.i18n extract
