@@ -64,6 +64,8 @@ class PlanOffer:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
+            # "id" matches the offer records of the API and CLI; "offer_id" is kept as well.
+            "id": self.offer_id,
             "offer_id": self.offer_id,
             "provider": self.provider,
             "gpu": self.gpu,
