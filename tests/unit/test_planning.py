@@ -172,6 +172,8 @@ def test_cli_plan_json_contract(fixture_settings: Settings) -> None:
     assert {"offer", "nodes", "layout", "time_hours", "cost_usd", "scaling_efficiency"} <= set(
         option
     )
+    # The offer object carries the same id as the offer records of the API and CLI.
+    assert option["offer"]["id"] in {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce"}
     for item in data["excluded"]:
         assert item["reason"]
 
