@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from clusterscout.catalog.exports import (
     OFFER_COLUMNS,
@@ -35,7 +37,48 @@ from clusterscout.services import (
 from clusterscout.store import queries
 from clusterscout.store.db import DatabaseURLError, make_engine
 
+
+class OneLineErrorGroup(TyperGroup):
+    """The command group, with usage errors (bad flag value, unknown option) on one line.
+
+    Typer draws a multi-line box; the contract is ``error: <message naming the flag>`` like
+    every other error of the CLI, with exit code 2.
+    """
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command; in standalone mode, print click errors as one line and exit."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except Exception as exc:
+            # Click's exception classes, matched by shape: Typer vendors its own copy of
+            # Click in recent versions and uses Click itself in older ones.
+            name = type(exc).__name__
+            if name == "NoArgsIsHelpError":
+                sys.exit(2)  # the help was printed already
+            if name == "Abort":
+                err.print("aborted", highlight=False)
+                sys.exit(1)
+            format_message = getattr(exc, "format_message", None)
+            exit_code = getattr(exc, "exit_code", None)
+            if not callable(format_message) or not isinstance(exit_code, int):
+                raise
+            message = " ".join(str(format_message()).split())
+            err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+            sys.exit(exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=OneLineErrorGroup,
     name="clusterscout",
     help="Compare and plan multi-node GPU cluster rentals, with a source for every fact.",
     no_args_is_help=True,

@@ -89,7 +89,28 @@ def run_estimate(conn: Connection, body: Any) -> dict[str, Any]:
     scenario = parse_scenario(body)
     gpu = resolve_gpu(scenario.cluster.gpu, gpu_specs(conn))
     result = estimate(scenario, gpu, stored_calibration(conn)).to_dict()
+    require_finite(result, "scenario")
     return {"kind": scenario.kind, "gpu": gpu.name, **result}
+
+
+def require_finite(data: Any, field: str, path: str = "") -> None:
+    """Refuse an answer holding NaN or an infinity (not JSON; never a real estimate).
+
+    The validators bound every input, so this is a backstop: whatever combination slips
+    through is reported as bad input naming ``field`` instead of producing invalid JSON.
+
+    Raises:
+        ScenarioError: naming ``field`` and the output that is not finite.
+    """
+    if isinstance(data, float) and not math.isfinite(data):
+        msg = f"the model cannot evaluate these sizes ({path or 'result'} is not finite)"
+        raise ScenarioError(field, msg)
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            require_finite(value, field, f"{path}.{key}" if path else str(key))
+    elif isinstance(data, list | tuple):
+        for i, value in enumerate(data):
+            require_finite(value, field, f"{path}[{i}]")
 
 
 def _number(body: Mapping[str, Any], key: str, *, integer: bool = False) -> Any:
@@ -204,7 +225,9 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
     except FilterError as exc:
         raise ScenarioError(exc.field, exc.message) from None
     offers = [plan_offer(r) for r in page.records]
-    return plan(request, offers, _rentable_gpus(conn), stored_calibration(conn))
+    result = plan(request, offers, _rentable_gpus(conn), stored_calibration(conn))
+    require_finite(result.to_dict(), "plan")
+    return result
 
 
 def _rentable_gpus(conn: Connection) -> tuple[GpuSpec, ...]:
@@ -287,7 +310,7 @@ def scaling_curves(conn: Connection, body: Any) -> list[ScalingCurve]:
     gpus = gpu_specs(conn)
     calibration = stored_calibration(conn)
     by_name = {g.name: g for g in gpus}
-    wanted = resolve_gpu(request.gpu, gpus).name if request.gpu else None
+    wanted = resolve_gpu(request.gpu, gpus, field="gpu").name if request.gpu else None
     usable = {
         g.name
         for g in gpus

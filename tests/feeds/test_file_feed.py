@@ -74,3 +74,11 @@ def test_documented_examples_parse(tmp_path: Path) -> None:
         path.write_text(text, encoding="utf-8")
         batch = FileFeed().fetch(path, today=date(2026, 11, 30))
         assert batch.items, lang
+
+
+def test_deeply_nested_json_fails_cleanly(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "prices.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    report = run_feed(engine, FileFeed(), path, now=NOW)
+    assert not report.ok
+    assert report.message == "prices.json: not valid JSON (nested too deeply)"

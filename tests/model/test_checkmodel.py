@@ -253,3 +253,19 @@ def test_point_the_gpu_cannot_run_is_reported(cal: Calibration) -> None:
     report = check([point], GPUS, cal)
     assert report.unexpressed[0].reason.startswith("inconsistent point")
     assert report.median_abs_error_pct == 0
+
+
+def test_malformed_points_are_reported_not_raised(cal: Calibration) -> None:
+    expressed = {r.id for r in check(_points(), GPUS, cal).results}
+    good = next(p for p in _points() if p["id"] in expressed)
+    broken_workload = {**good, "id": "broken", "workload": 5}
+    zero = {**good, "id": "zero", "value": 0}
+    wrong_type = {**good, "id": "wrong-type", "nodes": "many"}
+    report = check([1, None, broken_workload, zero, wrong_type], GPUS, cal)  # type: ignore[list-item]
+    reasons = {u.id: u.reason for u in report.unexpressed}
+    assert report.total == 5
+    assert not report.results
+    assert reasons["?"].startswith("not a JSON object")
+    assert reasons["broken"].startswith("malformed point: AttributeError")
+    assert reasons["zero"] == "value 0 is not a positive measurement"
+    assert reasons["wrong-type"].startswith("malformed point: ")

@@ -119,7 +119,10 @@ def test_params_and_steps_request(cal: Calibration) -> None:
         (PlanRequest(preset="7B", tokens=1e9, deadline_hours=-2), "deadline_hours"),
         (PlanRequest(preset="7B", tokens=1e9, max_nodes=0), "max_nodes"),
         (PlanRequest(preset="7B", tokens=1e9, seq_len=10**8), "seq_len"),
-        (PlanRequest(preset="7B", tokens=1e9, gpu="TPU"), "cluster.gpu"),
+        (PlanRequest(preset="7B", tokens=1e9, gpu="TPU"), "gpu"),
+        (PlanRequest(preset="7B", tokens=1e9, max_nodes=100_001), "max_nodes"),
+        (PlanRequest(preset="7B", tokens=1e9, batch_tokens=2**41), "batch_tokens"),
+        (PlanRequest(preset="7B", tokens=1e9, batch_tokens=1024, seq_len=4096), "seq_len"),
     ],
 )
 def test_bad_requests_name_the_field(cal: Calibration, request_: PlanRequest, field: str) -> None:

@@ -164,6 +164,15 @@ _DELETE = object()
         (TRAINING, "workload.precision", "fp4", "workload.precision"),
         (TRAINING, "workload.recompute", "some", "workload.recompute"),
         (TRAINING, "workload.parallelism.cp", 3, "workload.parallelism"),
+        # Hostile sizes: bounded, so no formula overflows to inf/NaN or divides by zero.
+        (TRAINING, "workload.model.layers", 1e308, "workload.model.layers"),
+        (TRAINING, "workload.model.hidden", 10**7, "workload.model.hidden"),
+        (TRAINING, "workload.model.heads", 10**6, "workload.model.heads"),
+        (TRAINING, "workload.model.vocab", 10**9, "workload.model.vocab"),
+        (TRAINING, "workload.model.ffn_hidden", 10**8, "workload.model.ffn_hidden"),
+        (TRAINING, "workload.model.params", 5e-324, "workload.model.params"),
+        (COLLECTIVE, "workload.message_bytes", 0.5, "workload.message_bytes"),
+        (COLLECTIVE, "cluster.per_node_gbps", 1e-9, "cluster.per_node_gbps"),
     ],
 )
 def test_errors_name_the_field(base: dict[str, Any], path: str, value: Any, field: str) -> None:
@@ -260,3 +269,29 @@ def test_depth_given_width_derived_and_required_numbers() -> None:
             }
         )
     assert info.value.field == "workload.step_time_one_node_s"
+
+
+@pytest.mark.parametrize(
+    ("workload", "field"),
+    [
+        ({"kind": "batch", "gpu_hours": 5e-324}, "workload.gpu_hours"),
+        (
+            {"kind": "batch", "gpu_hours": 1, "storage_gbs_per_node": 1e-300},
+            "workload.storage_gbs_per_node",
+        ),
+        (
+            {"kind": "hpc", "step_time_one_node_s": 5e-324, "message_bytes": 1e6},
+            "workload.step_time_one_node_s",
+        ),
+    ],
+)
+def test_vanishing_positive_values_are_rejected(workload: dict[str, Any], field: str) -> None:
+    with pytest.raises(ScenarioError, match="must be at least") as info:
+        parse_scenario({"cluster": COLLECTIVE["cluster"], "workload": workload})
+    assert info.value.field == field
+
+
+def test_resolve_gpu_names_the_callers_field() -> None:
+    with pytest.raises(ScenarioError) as info:
+        resolve_gpu("TPU", GPUS, field="gpu")
+    assert info.value.field == "gpu"

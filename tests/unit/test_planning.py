@@ -318,3 +318,17 @@ def test_verdict_only_covers_gpus_that_are_rented_as_clusters(
         "A100-SXM-80GB",
         "MI300X-192GB",
     }
+
+
+def test_require_finite_refuses_nan_and_infinity_naming_the_output() -> None:
+    from clusterscout.planning import require_finite
+
+    require_finite({"a": 1.0, "b": [0.5, {"c": 2}], "d": None, "e": "x"}, "scenario")
+    with pytest.raises(ScenarioError) as info:
+        require_finite({"breakdown_s": {"compute": float("inf")}}, "scenario")
+    assert info.value.field == "scenario"
+    assert "breakdown_s.compute is not finite" in info.value.message
+    with pytest.raises(ScenarioError, match=r"options\[1\] is not finite"):
+        require_finite({"options": [1.0, float("nan")]}, "plan")
+    with pytest.raises(ScenarioError, match="result is not finite"):
+        require_finite(float("nan"), "plan")

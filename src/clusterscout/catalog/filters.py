@@ -95,6 +95,11 @@ def parse_bool(name: str, raw: str) -> bool:
     raise FilterError(name, f"{raw!r} is not a boolean (use true or false)")
 
 
+NUMBER_LIMITS: Final = {"min_gbps": 1e6, "max_price": 1e6, "min_nodes": 100_000}
+"""Largest value each numeric filter accepts: far above any offer, within every database's
+integer range and every formatter's precision."""
+
+
 def _number(name: str, raw: str, *, integer: bool = False) -> float:
     try:
         value = int(raw) if integer else float(raw)
@@ -103,7 +108,20 @@ def _number(name: str, raw: str, *, integer: bool = False) -> float:
         raise FilterError(name, f"{raw!r} is not {kind}") from None
     if not math.isfinite(value) or value < 0:
         raise FilterError(name, f"{raw!r} must be a finite number >= 0")
+    limit = NUMBER_LIMITS[name]
+    if value > limit:
+        raise FilterError(name, f"{raw!r} must be at most {limit:,.0f}")
     return value
+
+
+MAX_REGION_CHARS: Final = 200
+"""Longest region substring accepted (SQLite refuses LIKE patterns over 50,000 bytes)."""
+
+
+def _region(raw: str) -> str:
+    if len(raw) > MAX_REGION_CHARS:
+        raise FilterError("region", f"must be at most {MAX_REGION_CHARS} characters")
+    return raw.lower()
 
 
 def _enum_values(name: str, raws: Sequence[str], enum: type[E]) -> tuple[E, ...]:
@@ -193,7 +211,7 @@ def parse_filter(
         min_nodes=int(_number("min_nodes", min_nodes, integer=True))
         if min_nodes is not None
         else None,
-        region=region.lower() if region else None,
+        region=_region(region) if region else None,
         provider=tuple(providers),
     )
 

@@ -411,7 +411,8 @@ def load_catalog(data_dir: Path) -> LoadResult:
 
     problems: list[Problem] = []
     if not data_dir.is_dir():
-        return LoadResult(None, [Problem(str(data_dir), "", "data directory does not exist")])
+        what = "is a file, not a directory" if data_dir.exists() else "does not exist"
+        return LoadResult(None, [Problem(str(data_dir), "", f"data directory {what}")])
     gpus = load_gpus(data_dir, problems)
     fabrics = load_fabrics(data_dir, problems)
     providers_dir = data_dir / "providers"

@@ -28,14 +28,21 @@ def _format(value: str, allowed: tuple[str, ...]) -> str:
 
 
 def _read_json(source: str) -> Any:
+    """Parsed JSON from a file or ``-`` (stdin); any problem is a one-line error naming it."""
+    if not source.strip():
+        raise fail("the JSON file name is empty (give a path, or - for stdin)")
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as exc:
-        raise fail(f"cannot read {source}: {exc.strerror}") from None
+        raise fail(f"cannot read {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise fail(f"{source}: not UTF-8 text (byte {exc.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(f"{source}: invalid JSON: {exc.msg} (line {exc.lineno})") from None
+    except RecursionError:
+        raise fail(f"{source}: invalid JSON: nested too deeply") from None
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -63,6 +70,9 @@ def register(app: typer.Typer, engine_for: Any) -> None:
                 raise fail(f"{exc.field}: {exc.message}") from None
             except CalibrationError as exc:
                 raise fail(str(exc), 1) from None
+            except (ValueError, ArithmeticError) as exc:
+                # Inputs the validators let through but the formulas cannot use (as the API).
+                raise fail(f"{scenario}: cannot evaluate: {exc}") from None
         if fmt == "json":
             sys.stdout.write(json.dumps(result, indent=2) + "\n")
             return
@@ -106,6 +116,8 @@ def register(app: typer.Typer, engine_for: Any) -> None:
     ) -> None:
         """Do I need multi-node? And which offer finishes my job cheapest or fastest?"""
         fmt = _format(fmt, ("json", "table"))
+        if limit < 0:
+            raise fail(f"--limit: must be at least 0 (got {limit})")
         body: dict[str, Any] = {
             "model": model,
             "params": params,
@@ -126,6 +138,8 @@ def register(app: typer.Typer, engine_for: Any) -> None:
                 raise fail(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
             except CalibrationError as exc:
                 raise fail(str(exc), 1) from None
+            except (ValueError, ArithmeticError) as exc:
+                raise fail(f"cannot evaluate this plan: {exc}") from None
         if fmt == "json":
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
             return

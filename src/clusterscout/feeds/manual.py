@@ -82,6 +82,9 @@ def _json_records(text: str, where: str) -> list[tuple[str, dict[str, Any]]]:
     except json.JSONDecodeError as exc:
         msg = f"{where}: not valid JSON ({exc}); the file looks truncated or malformed"
         raise FeedError(msg) from None
+    except RecursionError:
+        msg = f"{where}: not valid JSON (nested too deeply)"
+        raise FeedError(msg) from None
     if isinstance(data, dict):
         extra = sorted(set(data) - {"prices"})
         if extra or "prices" not in data:

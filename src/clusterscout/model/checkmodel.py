@@ -8,6 +8,7 @@ that read a point, and the few facts taken from the cited source rather than the
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Mapping, Sequence
@@ -412,8 +413,11 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> _Expressed:
     kind = work.get("type")
     if kind not in ("collective", "training"):
         raise UnexpressibleError(f"workload type {kind!r} has no scenario kind")
-    if not isinstance(point.get("value"), int | float):
-        raise UnexpressibleError(f"value {point.get('value')!r} is a range or bound")
+    value = point.get("value")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UnexpressibleError(f"value {value!r} is a range or bound")
+    if not math.isfinite(value) or value <= 0:
+        raise UnexpressibleError(f"value {value!r} is not a positive measurement")
     interp = INTERPRETATIONS.get(str(point["id"]), {})
     gpu = _gpu(point, gpus)
     cluster = _cluster(point, interp)
@@ -451,6 +455,9 @@ def check(
     results: list[PointResult] = []
     unexpressed: list[Unexpressed] = []
     for point in measurements:
+        if not isinstance(point, Mapping):
+            unexpressed.append(Unexpressed("?", f"not a JSON object: {point!r:.60}"))
+            continue
         pid = str(point.get("id"))
         try:
             expressed = express(point, gpus)
@@ -460,6 +467,11 @@ def check(
             continue
         except ScenarioError as exc:
             unexpressed.append(Unexpressed(pid, f"inconsistent point: {exc}"))
+            continue
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+            # A hand-edited file: a missing key or a value of the wrong type is reported per
+            # point, like any other point the model cannot express.
+            unexpressed.append(Unexpressed(pid, f"malformed point: {type(exc).__name__}: {exc}"))
             continue
         predicted = float(prediction[expressed.output_key]) * expressed.scale
         results.append(

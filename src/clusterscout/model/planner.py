@@ -29,7 +29,7 @@ from clusterscout.model.memory import (
     memory_per_gpu,
 )
 from clusterscout.model.presets import PRESETS, find_preset
-from clusterscout.model.scenario import ScenarioError, resolve_gpu
+from clusterscout.model.scenario import MAX_NODES, ScenarioError, resolve_gpu
 from clusterscout.model.training import step_breakdown, train_step
 
 DEFAULT_MAX_NODES = 64
@@ -44,6 +44,10 @@ _TP_CHOICES = (1, 2, 4, 8)
 _PP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 _VP_CHOICES = (4, 2, 1)
 _MAX_GPUS_SEARCH = 1 << 20
+MAX_SEQ_LEN = 10_000_000
+"""Longest sequence a plan accepts (as the scenario's ``seq_len``)."""
+MAX_BATCH_TOKENS = 1 << 40
+"""Most tokens per optimizer step a plan accepts; keeps every derived figure finite."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,10 +310,14 @@ def job_for(request: PlanRequest) -> Job:
         batch_tokens = LARGE_BATCH_TOKENS if params > LARGE_MODEL_PARAMS else SMALL_BATCH_TOKENS
     seq = request.seq_len or seq
     batch_tokens = request.batch_tokens or batch_tokens
-    if seq < 1 or batch_tokens < seq:
-        raise ScenarioError("seq_len", "must be at least 1 and at most the batch tokens")
-    if request.max_nodes < 1:
-        raise ScenarioError("max_nodes", "must be at least 1")
+    if not 1 <= seq <= MAX_SEQ_LEN:
+        raise ScenarioError("seq_len", f"must be between 1 and {MAX_SEQ_LEN:,}")
+    if not 1 <= batch_tokens <= MAX_BATCH_TOKENS:
+        raise ScenarioError("batch_tokens", f"must be between 1 and {MAX_BATCH_TOKENS:,}")
+    if batch_tokens < seq:
+        raise ScenarioError("seq_len", "must be at most the batch tokens")
+    if not 1 <= request.max_nodes <= MAX_NODES:
+        raise ScenarioError("max_nodes", f"must be between 1 and {MAX_NODES:,}")
     global_batch = max(1, batch_tokens // seq)
     tokens_per_step = global_batch * seq
     if (request.tokens is None) == (request.steps is None):
@@ -525,7 +533,7 @@ def plan(
         ScenarioError: for an invalid request (field named) or an unknown GPU filter.
     """
     job = job_for(request)
-    gpu_filter = resolve_gpu(request.gpu, gpus).name if request.gpu else None
+    gpu_filter = resolve_gpu(request.gpu, gpus, field="gpu").name if request.gpu else None
     by_name = {g.name: g for g in gpus}
     considered = [
         g

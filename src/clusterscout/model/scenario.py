@@ -28,6 +28,19 @@ from clusterscout.model.inputs import (
 MAX_NODES = 100_000
 MAX_GPUS_PER_NODE = 72
 MAX_MESSAGE_BYTES = 1e14
+MIN_POSITIVE = 1e-6
+"""Smallest value a positive quantity accepts unless the field says otherwise: vanishing
+sizes, rates and times underflow the formulas (a division by zero, an infinite time)."""
+MAX_MODEL_DIMENSIONS = {
+    "layers": 100_000,
+    "hidden": 1_000_000,
+    "heads": 100_000,
+    "kv_heads": 100_000,
+    "vocab": 100_000_000,
+    "ffn_hidden": 10_000_000,
+}
+"""Upper bounds of the model shape fields: far above any real model, low enough that every
+formula stays finite."""
 KINDS = ("collective", "training", "batch", "hpc")
 
 E = TypeVar("E", bound=StrEnum)
@@ -146,6 +159,7 @@ def _number(
     *,
     default: float | None = None,
     positive: bool = True,
+    minimum: float = MIN_POSITIVE,
     maximum: float | None = None,
 ) -> float:
     field = _path(prefix, key)
@@ -161,6 +175,8 @@ def _number(
         raise ScenarioError(field, "must be a finite number")
     if positive and number <= 0:
         raise ScenarioError(field, "must be greater than 0")
+    if positive and number < minimum:
+        raise ScenarioError(field, f"must be at least {minimum:g}")
     if not positive and number < 0:
         raise ScenarioError(field, "must not be negative")
     if maximum is not None and number > maximum:
@@ -214,7 +230,7 @@ def parse_cluster(value: Any) -> ClusterInput:
         fabric = _enum(obj, "fabric", "cluster", FabricKind, None)
     gbps = None
     if obj.get("per_node_gbps") is not None:
-        gbps = _number(obj, "per_node_gbps", "cluster", maximum=1e6)
+        gbps = _number(obj, "per_node_gbps", "cluster", minimum=1e-3, maximum=1e6)
     if nodes > 1 and fabric is None:
         raise ScenarioError("cluster.fabric", "is required when nodes > 1")
     if nodes > 1 and gbps is None:
@@ -240,7 +256,7 @@ def parse_collective(obj: Mapping[str, Any], cluster: ClusterInput) -> Collectiv
         raise ScenarioError("cluster.nodes", "a collective needs at least 2 GPUs")
     return CollectiveWorkload(
         op=_enum(obj, "op", prefix, CollectiveOp, None),
-        message_bytes=_number(obj, "message_bytes", prefix, maximum=MAX_MESSAGE_BYTES),
+        message_bytes=_number(obj, "message_bytes", prefix, minimum=1, maximum=MAX_MESSAGE_BYTES),
         algorithm=_enum(obj, "algorithm", prefix, Algorithm, Algorithm.AUTO),
     )
 
@@ -262,10 +278,12 @@ def parse_model(value: Any) -> ModelShape:
     prefix = "workload.model"
     obj = _object(value, prefix)
     _no_unknown(obj, _MODEL_KEYS, prefix)
-    params = _number(obj, "params", prefix, maximum=1e15)
+    params = _number(obj, "params", prefix, minimum=1, maximum=1e15)
 
     def opt(key: str) -> int | None:
-        return _int(obj, key, prefix) if obj.get(key) is not None else None
+        if obj.get(key) is None:
+            return None
+        return _int(obj, key, prefix, maximum=MAX_MODEL_DIMENSIONS[key])
 
     layers, hidden, heads, kv_heads = opt("layers"), opt("hidden"), opt("heads"), opt("kv_heads")
     if heads is not None and kv_heads is not None and heads % kv_heads:
@@ -387,10 +405,12 @@ def parse_hpc(obj: Mapping[str, Any], cluster: ClusterInput) -> HpcWorkload:
     if share >= 1:
         raise ScenarioError("workload.comm_share", "must be below 1")
     return HpcWorkload(
-        step_time_one_node_s=_number(obj, "step_time_one_node_s", prefix, maximum=1e9),
+        step_time_one_node_s=_number(
+            obj, "step_time_one_node_s", prefix, minimum=1e-9, maximum=1e9
+        ),
         comm_share=share,
         op=_enum(obj, "op", prefix, CollectiveOp, CollectiveOp.ALL_REDUCE),
-        message_bytes=_number(obj, "message_bytes", prefix, maximum=MAX_MESSAGE_BYTES),
+        message_bytes=_number(obj, "message_bytes", prefix, minimum=1, maximum=MAX_MESSAGE_BYTES),
         steps=_int(obj, "steps", prefix, default=1, maximum=10**12),
     )
 
@@ -420,17 +440,18 @@ def parse_scenario(obj: Mapping[str, Any]) -> Scenario:
     return Scenario(cluster=cluster, workload=parsed)
 
 
-def resolve_gpu(name: str, gpus: Sequence[GpuSpec]) -> GpuSpec:
+def resolve_gpu(name: str, gpus: Sequence[GpuSpec], field: str = "cluster.gpu") -> GpuSpec:
     """The GPU whose canonical name or alias matches ``name``.
 
     Case, spaces, dashes and underscores are ignored (``normalise_gpu_key``).
 
     Raises:
-        ScenarioError: with ``field="cluster.gpu"``, listing the known canonical names.
+        ScenarioError: naming ``field`` (the scenario's ``cluster.gpu`` unless the caller's
+            input calls it otherwise, e.g. the plan's ``gpu``), listing the known names.
     """
     key = normalise_gpu_key(name)
     for gpu in gpus:
         if key in {normalise_gpu_key(n) for n in (gpu.name, *gpu.aliases)}:
             return gpu
     known = ", ".join(sorted(g.name for g in gpus))
-    raise ScenarioError("cluster.gpu", f"unknown GPU {name!r} (known: {known})")
+    raise ScenarioError(field, f"unknown GPU {name!r} (known: {known})")

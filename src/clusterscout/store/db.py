@@ -8,6 +8,10 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+CONNECT_TIMEOUT_S = 10
+"""Seconds to wait for a PostgreSQL server before giving up (libpq ``connect_timeout``)."""
 
 
 class DatabaseURLError(ValueError):
@@ -36,7 +40,9 @@ def make_engine(url: str, *, query_time_limit_ms: int | None = None) -> Engine:
     progress handler that aborts statements running past it (datasette's sql_time_limit_ms).
 
     Raises:
-        DatabaseURLError: when the URL is malformed or names an unsupported backend.
+        DatabaseURLError: when the URL is malformed, names an unsupported backend, or the
+            database cannot be opened (server unreachable within ``CONNECT_TIMEOUT_S``, file
+            not a database, directory not creatable).
     """
     try:
         parsed = make_url(url)
@@ -47,14 +53,36 @@ def make_engine(url: str, *, query_time_limit_ms: int | None = None) -> Engine:
     if backend not in {"sqlite", "postgresql"}:
         msg = f"unsupported database backend {backend!r} (use sqlite or postgresql)"
         raise DatabaseURLError(msg)
+    shown = parsed.render_as_string(hide_password=True)
     if backend == "sqlite":
         path = sqlite_file(url)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                msg = f"cannot create the directory of {shown}: {exc.strerror or exc}"
+                raise DatabaseURLError(msg) from exc
         engine = create_engine(url, connect_args={"check_same_thread": False})
         _install_sqlite_pragmas(engine, query_time_limit_ms)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
+    else:
+        connect_args: dict[str, Any] = {}
+        if "connect_timeout" not in parsed.query:
+            connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+        engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    _probe(engine, shown)
+    return engine
+
+
+def _probe(engine: Engine, shown: str) -> None:
+    """Connect once, so an unreachable server or an unusable file fails here, clearly."""
+    try:
+        with engine.connect():
+            pass
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        msg = f"cannot open {shown}: {reason[0] if reason else type(exc).__name__}"
+        raise DatabaseURLError(msg) from exc
 
 
 def _install_sqlite_pragmas(engine: Engine, limit_ms: int | None) -> None:

@@ -15,7 +15,7 @@ from clusterscout.services import open_engine
 from clusterscout.settings import Settings
 from clusterscout.web import api, errors, model_api, pages, plan_pages, price_history
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
-from clusterscout.web.middleware import HeadersMiddleware
+from clusterscout.web.middleware import HeadAsGetMiddleware, HeadersMiddleware
 from clusterscout.web.pages_common import origin
 from clusterscout.web.runtime import STATIC_DIR, AppState, state_of
 
@@ -79,6 +79,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(price_history.router)
     app.include_router(pages.router)
     app.add_middleware(HeadersMiddleware, version=lambda: _version(app))
+    app.add_middleware(HeadAsGetMiddleware)  # outermost: the layers inside see a GET
     return app
 
 

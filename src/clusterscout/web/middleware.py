@@ -132,3 +132,29 @@ class HeadersMiddleware:
         ]
         await send({"type": "http.response.start", "status": 304, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
+
+
+class HeadAsGetMiddleware:
+    """Answers ``HEAD`` as ``GET`` without the body (HTTP requires HEAD wherever GET works).
+
+    FastAPI routes declare GET only, so without this every page, ``/healthz`` and the API
+    answered HEAD (``curl -I``, uptime checks) with 405. Headers, including the length, are
+    those of the GET answer.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_without_body(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, send_without_body)

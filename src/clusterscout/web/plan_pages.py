@@ -60,10 +60,8 @@ def _solve(
         result = _run(st, "plan", query, planning.run_plan)
         curves = _run(st, "scaling", query, planning.scaling_curves)
     except ScenarioError as exc:
-        # The planner resolves the GPU filter with the scenario parser, which names it so.
-        name = "gpu" if exc.field == "cluster.gpu" else exc.field
-        field = name if name in plan_form.FORM_FIELDS else None
-        return None, [], Problem(field, plan_view.field_error(fmt, name), str(exc), 400)
+        field = exc.field if exc.field in plan_form.FORM_FIELDS else None
+        return None, [], Problem(field, plan_view.field_error(fmt, exc.field), str(exc), 400)
     except CalibrationError as exc:
         advice = fmt.gettext("The model is not available on this server.")
         return None, [], Problem(None, advice, str(exc), 503)
