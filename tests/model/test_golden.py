@@ -18,47 +18,13 @@ from clusterscout.catalog.load import load_gpus
 from clusterscout.model.estimate import estimate
 from clusterscout.model.scenario import parse_scenario, resolve_gpu
 from tests.conftest import REAL_DATA_DIR
+from tests.model.examples import DESIGN_COLLECTIVE, DESIGN_TRAINING
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
 SCENARIOS: dict[str, dict[str, Any]] = {
-    "design-all-reduce-4-nodes": {
-        "cluster": {
-            "gpu": "H100-SXM-80GB",
-            "gpus_per_node": 8,
-            "nodes": 4,
-            "fabric": "infiniband",
-            "per_node_gbps": 3200,
-            "gpudirect_rdma": True,
-        },
-        "workload": {"kind": "collective", "op": "all_reduce", "message_bytes": 4294967296},
-    },
-    "design-70b-64-nodes": {
-        "cluster": {
-            "gpu": "H100-SXM-80GB",
-            "gpus_per_node": 8,
-            "nodes": 64,
-            "fabric": "infiniband",
-            "per_node_gbps": 3200,
-        },
-        "workload": {
-            "kind": "training",
-            "model": {
-                "layers": 80,
-                "hidden": 8192,
-                "heads": 64,
-                "vocab": 128256,
-                "ffn_hidden": 28672,
-                "params": 70.6e9,
-            },
-            "seq_len": 8192,
-            "global_batch": 1024,
-            "micro_batch": 1,
-            "precision": "bf16",
-            "parallelism": {"tp": 4, "pp": 4, "cp": 1, "vp": 1, "sharding": "none"},
-            "recompute": "none",
-        },
-    },
+    "design-all-reduce-4-nodes": DESIGN_COLLECTIVE,
+    "design-70b-64-nodes": DESIGN_TRAINING,
     "8b-fsdp-4-nodes-roce": {
         "cluster": {
             "gpu": "H100",

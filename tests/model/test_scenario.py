@@ -17,44 +17,10 @@ from clusterscout.model.inputs import (
 )
 from clusterscout.model.scenario import ScenarioError, parse_scenario, resolve_gpu
 from tests.model.conftest import GPUS
+from tests.model.examples import DESIGN_COLLECTIVE, DESIGN_TRAINING
 
-COLLECTIVE: dict[str, Any] = {
-    "cluster": {
-        "gpu": "H100-SXM-80GB",
-        "gpus_per_node": 8,
-        "nodes": 4,
-        "fabric": "infiniband",
-        "per_node_gbps": 3200,
-        "gpudirect_rdma": True,
-    },
-    "workload": {"kind": "collective", "op": "all_reduce", "message_bytes": 4294967296},
-}
-TRAINING: dict[str, Any] = {
-    "cluster": {
-        "gpu": "H100-SXM-80GB",
-        "gpus_per_node": 8,
-        "nodes": 64,
-        "fabric": "infiniband",
-        "per_node_gbps": 3200,
-    },
-    "workload": {
-        "kind": "training",
-        "model": {
-            "layers": 80,
-            "hidden": 8192,
-            "heads": 64,
-            "vocab": 128256,
-            "ffn_hidden": 28672,
-            "params": 70.6e9,
-        },
-        "seq_len": 8192,
-        "global_batch": 1024,
-        "micro_batch": 1,
-        "precision": "bf16",
-        "parallelism": {"tp": 4, "pp": 4, "cp": 1, "vp": 1, "sharding": "none"},
-        "recompute": "none",
-    },
-}
+COLLECTIVE = DESIGN_COLLECTIVE
+TRAINING = DESIGN_TRAINING
 
 
 def test_design_examples_parse() -> None:
