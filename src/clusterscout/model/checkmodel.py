@@ -38,6 +38,16 @@ INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
 _GPT_VOCAB = 51200
 """Megatron-LM's padded GPT-2 vocabulary (Narayanan et al. 2021, §5.1)."""
 
+_LLAMA3_70B: Mapping[str, Any] = {
+    "params": 70.6e9,
+    "layers": 80,
+    "hidden": 8192,
+    "heads": 64,
+    "kv_heads": 8,
+    "vocab": 128256,
+    "ffn_hidden": 28672,
+}
+
 KNOWN_SHAPES: Mapping[str, Mapping[str, Any]] = {
     "llama 3.1 8b": {
         "params": 8.03e9,
@@ -48,24 +58,9 @@ KNOWN_SHAPES: Mapping[str, Mapping[str, Any]] = {
         "vocab": 128256,
         "ffn_hidden": 14336,
     },
-    "llama 3.1 70b": {
-        "params": 70.6e9,
-        "layers": 80,
-        "hidden": 8192,
-        "heads": 64,
-        "kv_heads": 8,
-        "vocab": 128256,
-        "ffn_hidden": 28672,
-    },
-    "llama 3 70b": {
-        "params": 70.6e9,
-        "layers": 80,
-        "hidden": 8192,
-        "heads": 64,
-        "kv_heads": 8,
-        "vocab": 128256,
-        "ffn_hidden": 28672,
-    },
+    # Llama 3 and 3.1 70B share one architecture; only the context length changed.
+    "llama 3.1 70b": _LLAMA3_70B,
+    "llama 3 70b": _LLAMA3_70B,
     "llama 3.1 405b": {
         "params": 405.9e9,
         "layers": 126,
