@@ -21,7 +21,7 @@ class Problems:
         self.items: list[str] = []
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.items.append(f"page error: {exc}"))
-        page.on("requestfailed", lambda req: self.items.append(f"failed: {req.url}"))
+        page.on("requestfailed", self._failed)
         page.on("response", self._response)
 
     def _console(self, msg: Any) -> None:
@@ -29,6 +29,13 @@ class Problems:
             self.items.append(f"CSP: {msg.text}")
         elif msg.type == "error":
             self.items.append(f"console: {msg.text}")
+
+    def _failed(self, request: Any) -> None:
+        # Chromium fetches the favicon after the load event, so moving on to the next page
+        # cancels it with ERR_ABORTED. A cancelled request is not a broken one; a missing
+        # resource still shows up as a 4xx in _response.
+        if request.failure != "net::ERR_ABORTED":
+            self.items.append(f"failed: {request.url} ({request.failure})")
 
     def _response(self, response: Any) -> None:
         if response.status >= 400:
