@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from clusterscout.commands.feeds import register
 from clusterscout.services import build
 from clusterscout.store.db import make_engine
+from clusterscout.store.prices import current_prices, history
 from tests.feeds.conftest import FEEDS_CATALOG, content_hash, runs
 
 
@@ -40,6 +41,47 @@ def test_refresh_skypilot_reports_changes(
     assert "prices 3 new, 1 changed, 1 unchanged; 0 unmatched" in result.stdout
     assert "nebius-h100-ib" in result.stdout
     assert "-34.4%" in result.stdout  # 4.50 → 2.95
+
+
+def test_refresh_as_of_backdates_without_displacing_newer_prices(
+    app: typer.Typer, db_url: str, skypilot_dir: Path
+) -> None:
+    # The sample predates the catalog's 2026-10-07 price: dated honestly, it joins the
+    # history but the curated October price stays current.
+    path = str(skypilot_dir / "nebius-vms.csv")
+    args = ["refresh", "--source", "skypilot-csv", "--input", path, "--as-of", "2026-05-18"]
+    result = CliRunner().invoke(app, [*args, "--database-url", db_url])
+    assert result.exit_code == 0, result.output
+    assert "2 older than the current price (history only)" in result.stdout
+    assert "older: history only" in result.stdout
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        now = {
+            (p["tier"], p["term"]): p
+            for p in current_prices(conn, ["nebius-h100-ib"])["nebius-h100-ib"]
+        }
+        seen = [(p["as_of"], p["usd_per_gpu_hour"]) for p in history(conn, "nebius-h100-ib")]
+        b200 = current_prices(conn, ["nebius-b200-ib"])["nebius-b200-ib"]
+    engine.dispose()
+    assert now[("on_demand", None)]["usd_per_gpu_hour"] == 4.5
+    assert now[("on_demand", None)]["as_of"] == "2026-10-07"
+    assert ("2026-05-18", 2.95) in seen
+    # Where nothing newer exists, the backdated price is the current one, with its real date.
+    assert [p["as_of"] for p in b200 if p["tier"] == "on_demand"] == ["2026-05-18"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("yesterday", "--as-of: 'yesterday' is not a date"), ("2999-01-01", "is after today")],
+)
+def test_refresh_rejects_bad_as_of(
+    app: typer.Typer, db_url: str, skypilot_dir: Path, value: str, message: str
+) -> None:
+    path = str(skypilot_dir / "nebius-vms.csv")
+    args = ["refresh", "--source", "skypilot-csv", "--input", path, "--as-of", value]
+    result = CliRunner().invoke(app, [*args, "--database-url", db_url])
+    assert result.exit_code == 2
+    assert message in result.stderr
 
 
 def test_refresh_broken_file_exits_non_zero(app: typer.Typer, db_url: str, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,6 +38,8 @@ def _summary(report: FeedReport) -> None:
         f"{report.count(kind)} {kind.value}"
         for kind in (ChangeKind.NEW, ChangeKind.CHANGED, ChangeKind.UNCHANGED)
     )
+    if older := report.count(ChangeKind.OLDER):
+        counts += f", {older} older than the current price (history only)"
     out.print(
         f"[green]✓[/green] {title}: {report.rows_read} rows read from {report.source}; "
         f"prices {counts}; {len(report.unmatched)} unmatched; "
@@ -51,7 +53,9 @@ def _summary(report: FeedReport) -> None:
             table.add_column(col, overflow="fold")
         for c in moved:
             delta = ""
-            if c.old_usd_per_gpu_hour:
+            if c.kind is ChangeKind.OLDER:
+                delta = "older: history only"
+            elif c.old_usd_per_gpu_hour:
                 pct = (c.new_usd_per_gpu_hour / c.old_usd_per_gpu_hour - 1) * 100
                 delta = f"{pct:+.1f}%"
             tier = c.tier + (f" ({c.term})" if c.term else "")
@@ -74,6 +78,19 @@ def _summary(report: FeedReport) -> None:
             out.print(f"… and {len(report.unmatched) - UNMATCHED_SHOWN} more unmatched items")
 
 
+def _as_of(text: str | None, today: date) -> date | None:
+    """The ``--as-of`` date, or a usage error naming the flag."""
+    if text is None:
+        return None
+    try:
+        day = date.fromisoformat(text.strip())
+    except ValueError:
+        raise fail(f"--as-of: {text!r} is not a date (YYYY-MM-DD)") from None
+    if day > today:
+        raise fail(f"--as-of: {day.isoformat()} is after today ({today.isoformat()})")
+    return day
+
+
 def refresh(
     source: Annotated[
         str,
@@ -89,6 +106,15 @@ def refresh(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Report what would change; write nothing.")
     ] = False,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="Date (YYYY-MM-DD) of prices the input leaves undated, e.g. when a catalog "
+            "file was published; default today. Older prices join the history without "
+            "displacing newer ones.",
+        ),
+    ] = None,
     database_url: DatabaseOpt = None,
 ) -> None:
     """Refresh prices from feeds: one transaction per feed; exit 1 when any feed failed."""
@@ -96,6 +122,8 @@ def refresh(
         feeds = registry.select_feeds(source, input_path is not None)
     except (KeyError, ValueError) as exc:
         raise fail(f"--source: {exc.args[0]}") from None
+    now = datetime.now(UTC)
+    dated = _as_of(as_of, now.date())
     engine = engine_for(database_url)
     tasks: dict[str, TaskID] = {}
     with Progress(
@@ -116,7 +144,8 @@ def refresh(
             feeds,
             input_path,
             dry_run=dry_run,
-            now=datetime.now(UTC),
+            now=now,
+            as_of=dated,
             on_stage=on_stage,
         )
     engine.dispose()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -44,6 +44,8 @@ class ChangeKind(StrEnum):
     NEW = "new"
     CHANGED = "changed"
     UNCHANGED = "unchanged"
+    # Dated before the current price: kept in the history, the current price stays.
+    OLDER = "older"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +83,17 @@ def compare(conn: Connection, observations: Sequence[Observation]) -> list[Price
     """Classify observations against the current prices (before they are appended)."""
     current = current_prices(conn, {o.offer_id for o in observations})
     before = {
-        (offer_id, p["tier"], p["term"]): float(p["usd_per_gpu_hour"])
+        (offer_id, p["tier"], p["term"]): (float(p["usd_per_gpu_hour"]), str(p["as_of"]))
         for offer_id, prices in current.items()
         for p in prices
     }
     changes = []
     for o in observations:
-        old = before.get((o.offer_id, o.tier, o.term))
+        old, old_as_of = before.get((o.offer_id, o.tier, o.term), (None, ""))
         if old is None:
             kind = ChangeKind.NEW
+        elif o.as_of.isoformat() < old_as_of:
+            kind = ChangeKind.OLDER
         elif abs(old - o.usd_per_gpu_hour) <= PRICE_EPSILON_USD:
             kind = ChangeKind.UNCHANGED
         else:
@@ -142,10 +146,13 @@ def run_feed(
     *,
     dry_run: bool = False,
     now: datetime | None = None,
+    as_of: date | None = None,
     on_stage: OnStage = _noop,
 ) -> FeedReport:
     """Read, match and apply one feed in a single transaction.
 
+    ``as_of`` dates the prices the input leaves undated (default: the day of ``now``); a
+    backdated price is kept in the history but does not displace a newer current price.
     Any exception (from reading, matching or writing) rolls the transaction back, so the feed
     changes nothing; the failure and its message are then recorded in ``feed_runs`` in a
     transaction of their own. A dry run does everything, then rolls back and records nothing.
@@ -155,7 +162,7 @@ def run_feed(
     report.dry_run = dry_run
     try:
         on_stage(feed.name, Stage.READ)
-        batch = feed.fetch(source, today=started.date())
+        batch = feed.fetch(source, today=as_of or started.date())
         report.source = batch.source
         report.rows_read = batch.rows_read
         with engine.connect() as conn:
@@ -197,7 +204,11 @@ def run_feeds(
     *,
     dry_run: bool = False,
     now: datetime | None = None,
+    as_of: date | None = None,
     on_stage: OnStage = _noop,
 ) -> list[FeedReport]:
     """Apply each feed independently; a failed feed never stops the next one."""
-    return [run_feed(engine, f, source, dry_run=dry_run, now=now, on_stage=on_stage) for f in feeds]
+    return [
+        run_feed(engine, f, source, dry_run=dry_run, now=now, as_of=as_of, on_stage=on_stage)
+        for f in feeds
+    ]
