@@ -5,6 +5,7 @@ Usage::
 
     .venv/bin/python scripts/calibrate.py            # fit, write data/calibration.toml, report
     .venv/bin/python scripts/calibrate.py --check    # only report with the current file
+    .venv/bin/python scripts/calibrate.py --holdout 5  # out-of-sample error, writes nothing
 
 What it does:
 1. Reads the ``points`` of data/measurements.json and the GPUs of data/gpus.toml.
@@ -18,6 +19,11 @@ What it does:
    project's loader and prints the per-point table.
 
 Only data/measurements.json is used as evidence. The fit is deterministic.
+
+``--holdout K`` estimates the error on measurements the fit has not seen: the points are
+grouped by where they come from (the repository, paper or talk named first in ``source``, so
+several rows of one table never straddle the split), the groups are dealt into K folds, and each
+fold is predicted by constants fitted on the other K-1. It prints the held-out median and p90.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from clusterscout.model.calibration import (  # noqa: E402
     TrainingCalibration,
     UtilisationCurve,
 )
-from clusterscout.model.checkmodel import CheckReport, check  # noqa: E402
+from clusterscout.model.checkmodel import CheckReport, check, percentile  # noqa: E402
 from clusterscout.model.collectives import CollectiveResult, collective  # noqa: E402
 from clusterscout.model.inputs import (  # noqa: E402
     Algorithm,
@@ -184,7 +190,11 @@ SOURCES = {
         "tp_overlap fitted on all TP points; cp_overlap: {cpov}; dp_bucket_mb: {bucket}; "
         "usable_memory_fraction: {mem}"
     ),
-    "check": "clusterscout check-model on data/measurements.json at calibration time",
+    "check": (
+        "clusterscout check-model on data/measurements.json at calibration time; holdout_*: "
+        "each point predicted by constants fitted without its source group "
+        "(scripts/calibrate.py --holdout, K folds); the planner's error band is the held-out p90"
+    ),
 }
 
 
@@ -328,11 +338,54 @@ def fit(
     return v
 
 
+# Folds of the out-of-sample estimate written with every fit.
+HOLDOUT_FOLDS = 5
+
+
+def source_group(point: Mapping[str, Any]) -> str:
+    """Where a point comes from: the first word of ``source`` (a repo, paper or talk)."""
+    words = str(point.get("source", "")).replace("'", " ").split()
+    return words[0].rstrip(",;:").lower() if words else str(point["id"])
+
+
+def folds(points: list[dict[str, Any]], k: int) -> list[list[dict[str, Any]]]:
+    """Deal whole source groups into ``k`` folds, largest group first, to the smallest fold."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for p in points:
+        groups.setdefault(source_group(p), []).append(p)
+    out: list[list[dict[str, Any]]] = [[] for _ in range(k)]
+    for name in sorted(groups, key=lambda g: (-len(groups[g]), g)):
+        min(out, key=len).extend(groups[name])
+    return out
+
+
+def holdout(points: list[dict[str, Any]], gpus: tuple[GpuSpec, ...], k: int) -> CheckReport:
+    """Predict each fold with constants fitted on the others; one report over all folds."""
+    results = []
+    unexpressed = []
+    for i, held in enumerate(folds(points, k)):
+        held_ids = {p["id"] for p in held}
+        train = [p for p in points if p["id"] not in held_ids]
+        print(f"fold {i + 1}/{k}: fitting on {len(train)} points, holding out {len(held)}")
+        report = check(held, gpus, build(fit(train, gpus)))
+        results.extend(report.results)
+        unexpressed.extend(report.unexpressed)
+    errors = [r.abs_error_pct for r in results]
+    return CheckReport(
+        results=tuple(results),
+        unexpressed=tuple(unexpressed),
+        median_abs_error_pct=percentile(errors, 50.0),
+        p90_abs_error_pct=percentile(errors, 90.0),
+    )
+
+
 def _r(x: float) -> str:
     return f"{x:.4g}"
 
 
-def render(v: Mapping[str, float], report: CheckReport) -> str:
+def render(
+    v: Mapping[str, float], report: CheckReport, held: CheckReport | None = None, k: int = 0
+) -> str:
     """The TOML text of data/calibration.toml."""
     f = {k: val for k, (val, _) in FIXED.items()}
     why = {k: why for k, (_, why) in FIXED.items()}
@@ -449,6 +502,15 @@ def render(v: Mapping[str, float], report: CheckReport) -> str:
             f"p90_abs_error_pct = {report.p90_abs_error_pct:.2f}",
             f"expressed = {len(report.results)}",
             f"total = {report.total}",
+            *(
+                [
+                    f"holdout_median_abs_error_pct = {held.median_abs_error_pct:.2f}",
+                    f"holdout_p90_abs_error_pct = {held.p90_abs_error_pct:.2f}",
+                    f"holdout_folds = {k}",
+                ]
+                if held is not None
+                else []
+            ),
             f"sources = {json.dumps(src['check'])}",
             "",
         ]
@@ -475,14 +537,25 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report, do not fit")
+    parser.add_argument(
+        "--holdout", type=int, metavar="K", help="K-fold out-of-sample error; writes nothing"
+    )
     args = parser.parse_args(argv)
     points, gpus = load_points(), load_gpus()
+    if args.holdout is not None:
+        if args.holdout < 2:
+            parser.error("--holdout: K must be at least 2")
+        report = holdout(points, gpus, args.holdout)
+        print_report(report)
+        print("(held out: every prediction above comes from constants fitted without its group)")
+        return 0
     if args.check:
         print_report(check(points, gpus, load_calibration(DATA)))
         return 0
     values = fit(points, gpus)
     report = check(points, gpus, build(values))
-    text = render(values, report)
+    held = holdout(points, gpus, HOLDOUT_FOLDS)
+    text = render(values, report, held, HOLDOUT_FOLDS)
     parse_calibration(text)  # the project's loader must accept what we write
     (DATA / "calibration.toml").write_text(text, encoding="utf-8")
     print_report(check(points, gpus, load_calibration(DATA)))

@@ -432,8 +432,10 @@ def reference_estimate(
     fabric = record.get("fabric")
     gbps = record.get("per_node_gbps")
     per_node = record.get("gpus_per_node")
-    if not fabric or gbps is None:
+    if not fabric:
         return missing("unknown fabric")
+    if gbps is None:
+        return missing("unknown Gbit/s per node")
     if not per_node:
         return missing("unknown GPUs per node")
     try:

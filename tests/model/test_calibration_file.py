@@ -24,7 +24,26 @@ def test_real_file_loads_with_every_fabric_and_sources() -> None:
     assert cal.intra_node.sources and cal.training.sources
     assert cal.default_utilisation.sources
     assert 0 < cal.p90_abs_error_pct <= 25
+    # The held-out error is measured too, and it is what the planner shows as its band.
+    assert cal.holdout_p90_abs_error_pct is not None
+    assert cal.error_band_pct == cal.holdout_p90_abs_error_pct
     assert cal.curve_for("H100-SXM-80GB").u_max > 0
+
+
+def test_without_holdout_figures_the_band_is_the_in_sample_p90() -> None:
+    text = "\n".join(line for line in TEXT.splitlines() if not line.startswith("holdout_"))
+    cal = parse_calibration(text)
+    assert cal.holdout_p90_abs_error_pct is None
+    assert cal.error_band_pct == cal.p90_abs_error_pct
+
+
+def test_a_single_holdout_fold_is_an_error() -> None:
+    text = "\n".join(
+        "holdout_folds = 1" if line.startswith("holdout_folds") else line
+        for line in TEXT.splitlines()
+    )
+    with pytest.raises(CalibrationError, match=r"check\.holdout_folds"):
+        parse_calibration(text)
 
 
 def test_unknown_key_is_an_error() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -34,6 +35,7 @@ OFFERS = [
     offer("h100-small", max_nodes=2),
     offer("h100-noprice", price=None),
     offer("h100-nofabric", fabric=None, gbps=None),
+    offer("h100-nogbps", gbps=None),
     offer("b200-ib", gpu="B200", price=5.0),
     offer("v100", gpu="V100"),
     offer("l40s", gpu="L40S", fabric=ETH, gbps=100, price=1.0),
@@ -65,6 +67,7 @@ def test_405b_needs_multi_node_and_ranks_offers(cal: Calibration) -> None:
     reasons = {e["offer"]["offer_id"]: e["reason"] for e in out["excluded"]}
     assert reasons["h100-small"] == "too small"
     assert reasons["h100-nofabric"] == "unknown fabric"
+    assert reasons["h100-nogbps"] == "unknown Gbit/s per node"  # fabric known, rate not
     options = result.options
     assert [o.rank_by_cost for o in options] == list(range(1, len(options) + 1))
     assert sorted(o.rank_by_time for o in options) == list(range(1, len(options) + 1))
@@ -74,8 +77,17 @@ def test_405b_needs_multi_node_and_ranks_offers(cal: Calibration) -> None:
         assert 0 < o.scaling_efficiency <= 1
         assert o.effective_usd_per_gpu_hour >= (o.offer.usd_per_gpu_hour or 0)
         assert o.layout.tp * o.layout.pp * o.layout.dp == o.nodes * 8
-    assert out["error_band_pct"] == cal.p90_abs_error_pct
+    assert out["error_band_pct"] == cal.error_band_pct
     assert out["memory"]["bytes_per_param"] == 16
+
+
+@pytest.mark.parametrize(("held_out", "band"), [(None, 20.0), (31.0, 31.0)])
+def test_error_band_is_the_held_out_p90_when_measured(
+    cal: Calibration, held_out: float | None, band: float
+) -> None:
+    c = replace(cal, p90_abs_error_pct=20.0, holdout_p90_abs_error_pct=held_out)
+    result = plan(PlanRequest(preset="405B", tokens=1e12), OFFERS[:1], GPUS, c)
+    assert result.error_band_pct == band
 
 
 def test_budget_deadline_and_gpu_filter(cal: Calibration) -> None:

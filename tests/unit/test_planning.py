@@ -265,7 +265,21 @@ def test_cli_estimate_and_plan_tables(fixture_settings: Settings) -> None:
     assert plan_out.exit_code == 0, plan_out.output
     assert "Needs multi-node: yes" in plan_out.stdout
     assert "alpha-h100-ib" in plan_out.stdout
-    assert "p90 calibration error" in plan_out.stdout
+    assert "p90 error on held-out measurements" in plan_out.stdout
+
+
+def test_cli_plan_verdict_names_the_gpus_it_depends_on(fixture_settings: Settings) -> None:
+    # 70B holds ~1 TiB of model state: one node of 192 GB MI300X holds it, 80 GB GPUs do not.
+    result = runner.invoke(
+        app,
+        ["plan", "--model", "70B", "--tokens", "1e11", *_db(fixture_settings)],
+        env={"COLUMNS": "250"},
+    )
+    assert result.exit_code == 0, result.output
+    headline = result.stdout.splitlines()[0]
+    assert "Needs multi-node: no on MI300X-192GB; yes on " in headline
+    assert "H100-SXM-80GB" in headline.split("yes on ")[1]
+    assert "on_demand" in result.stdout  # the price column names the tier paid
 
 
 def test_cli_estimate_reports_the_field_of_a_bad_scenario(fixture_settings: Settings) -> None:

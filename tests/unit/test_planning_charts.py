@@ -72,7 +72,7 @@ def test_reference_estimate_is_list_price_over_efficiency(fixture_engine: Engine
     ("change", "reason"),
     [
         ({"fabric": None}, "unknown fabric"),
-        ({"per_node_gbps": None}, "unknown fabric"),
+        ({"per_node_gbps": None}, "unknown Gbit/s per node"),
         ({"gpus_per_node": None}, "unknown GPUs per node"),
         ({"gpu": "TPU-v9"}, "unknown GPU figures"),
         ({"from_usd_per_gpu_hour": None}, "no price"),

@@ -74,6 +74,9 @@ class _Check(_Fraction):
     p90_abs_error_pct: float = Field(ge=0)
     expressed: int = Field(ge=0)
     total: int = Field(ge=0)
+    holdout_median_abs_error_pct: float | None = Field(default=None, ge=0)
+    holdout_p90_abs_error_pct: float | None = Field(default=None, ge=0)
+    holdout_folds: int | None = Field(default=None, ge=2)
 
 
 class _File(_Strict):
@@ -158,6 +161,8 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
         no_gpudirect_factor=data.protocol.no_gpudirect_factor,
         median_abs_error_pct=data.check.median_abs_error_pct,
         p90_abs_error_pct=data.check.p90_abs_error_pct,
+        holdout_median_abs_error_pct=data.check.holdout_median_abs_error_pct,
+        holdout_p90_abs_error_pct=data.check.holdout_p90_abs_error_pct,
         sources={"protocol": data.protocol.sources, "check": data.check.sources},
     )
 

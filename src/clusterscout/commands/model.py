@@ -183,6 +183,15 @@ def register(app: typer.Typer, engine_for: Any) -> None:
         out.print(f"\nnot expressed ({len(report.unexpressed)}):", highlight=False)
         for u in report.unexpressed:
             out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
+        if calibration.holdout_p90_abs_error_pct is not None:
+            # The fitted constants saw these points; the held-out figures did not (see
+            # scripts/calibrate.py --holdout). They are the honest error for a new job.
+            out.print(
+                "out of sample at calibration time (each point predicted by constants fitted "
+                f"without its source): median {calibration.holdout_median_abs_error_pct:.1f}%, "
+                f"p90 {calibration.holdout_p90_abs_error_pct:.1f}%",
+                highlight=False,
+            )
         out.print(
             f"expressed {len(report.results)} of {report.total} points; "
             f"median abs error {report.median_abs_error_pct:.1f}%, "
@@ -193,7 +202,15 @@ def register(app: typer.Typer, engine_for: Any) -> None:
 
 def _print_plan(result: PlanResult, limit: int) -> None:
     mem = result.memory
-    verdict = "yes" if result.needs_multi_node else "no"
+    fits = [v.gpu for v in result.per_gpu if v.one_node_fits]
+    fails = [v.gpu for v in result.per_gpu if not v.one_node_fits]
+    if result.needs_multi_node:
+        verdict = "yes"
+    elif fails:
+        # The answer depends on the GPU model: say on which ones one node is not enough.
+        verdict = f"no on {', '.join(fits)}; yes on {', '.join(fails)}"
+    else:
+        verdict = "no"
     out.print(
         f"[bold]Needs multi-node:[/bold] {verdict} — model states (weights, gradients, Adam) "
         f"{mem.total_state_gib:,.0f} GiB; smallest GPU count that fits: "
@@ -208,13 +225,17 @@ def _print_plan(result: PlanResult, limit: int) -> None:
         )
         out.print(f"  {v.gpu}: min {v.min_gpus_to_fit} GPUs; {one}", highlight=False)
     table = Table(
-        title=f"Options by cost (estimates, ±{result.error_band_pct:.0f}% p90 calibration error)",
+        title=(
+            f"Options by cost (estimates, ±{result.error_band_pct:.0f}%: "
+            "p90 error on held-out measurements)"
+        ),
         header_style="bold",
     )
     for col in (
         "#",
         "offer",
         "GPU",
+        "price",
         "nodes",
         "layout",
         "hours",
@@ -231,6 +252,7 @@ def _print_plan(result: PlanResult, limit: int) -> None:
             str(o.rank_by_cost),
             o.offer.offer_id,
             o.offer.gpu,
+            f"{o.offer.usd_per_gpu_hour:.2f} {o.offer.price_tier or ''}".strip(),
             str(o.nodes),
             f"tp{lay.tp} pp{lay.pp} dp{lay.dp} {lay.sharding.value}",
             f"{o.time_hours:,.1f}",

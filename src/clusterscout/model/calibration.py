@@ -103,8 +103,11 @@ class Calibration:
         ll_bandwidth_fraction: bandwidth of the low-latency protocol relative to the plateau.
         no_gpudirect_factor: bandwidth factor when a fabric lacks GPUDirect RDMA.
         training: step model constants.
-        median_abs_error_pct: median error of check-model at calibration time.
-        p90_abs_error_pct: 90th-percentile error of check-model (the planner's error band).
+        median_abs_error_pct: median error of check-model at calibration time (in-sample).
+        p90_abs_error_pct: 90th-percentile error of check-model (in-sample).
+        holdout_median_abs_error_pct: median error on points held out of the fit (K-fold by
+            source), when the calibration script measured it.
+        holdout_p90_abs_error_pct: 90th-percentile error on held-out points.
     """
 
     fabrics: Mapping[FabricKind, FabricCalibration]
@@ -117,6 +120,19 @@ class Calibration:
     median_abs_error_pct: float
     p90_abs_error_pct: float
     sources: Mapping[str, str] = field(default_factory=dict)
+    holdout_median_abs_error_pct: float | None = None
+    holdout_p90_abs_error_pct: float | None = None
+
+    @property
+    def error_band_pct(self) -> float:
+        """The planner's error band: the held-out p90 when measured, else the in-sample p90.
+
+        The held-out figure is what a prediction for an unseen job can expect; the in-sample
+        one flatters the model because the constants were fitted on those points.
+        """
+        if self.holdout_p90_abs_error_pct is not None:
+            return self.holdout_p90_abs_error_pct
+        return self.p90_abs_error_pct
 
     def curve_for(self, gpu_name: str) -> UtilisationCurve:
         """Utilisation curve of ``gpu_name``, or the default curve when it was not fitted."""

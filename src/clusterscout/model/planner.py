@@ -615,7 +615,12 @@ def plan(
                 )
             )
         if not candidates:
-            reason = "unknown fabric" if not networked else "too small"
+            if offer.fabric is None:
+                reason = "unknown fabric"
+            elif not networked:
+                reason = "unknown Gbit/s per node"
+            else:
+                reason = "too small"
             excluded.append(Exclusion(offer, reason))
             continue
         within = [
@@ -658,7 +663,7 @@ def plan(
         per_gpu=verdicts,
         options=tuple(_mark(options)),
         excluded=tuple(excluded),
-        error_band_pct=calibration.p90_abs_error_pct,
+        error_band_pct=calibration.error_band_pct,
         assumptions=ASSUMPTIONS,
     )
 
@@ -668,7 +673,8 @@ ASSUMPTIONS: tuple[str, ...] = (
     "Micro-batch 1, flash attention, no or full activation recomputation.",
     "Tensor parallelism stays inside one node; pipeline depth is the smallest that fits.",
     "Rail-optimised nodes, one NIC per GPU; provider tuning problems are not modelled.",
-    "Times are estimates; the error band is the calibration's 90th-percentile error.",
+    "Times are estimates; the error band is the 90th-percentile error on published "
+    "measurements the model was not fitted on.",
     "Communication hidden behind compute costs nothing here; stragglers, failures and restarts "
     "are not modelled, so a near-perfect efficiency is an upper bound.",
 )

@@ -35,7 +35,8 @@ ASSUMPTION_TEXTS: Final = {
         "Rail-optimised nodes, one NIC per GPU; provider tuning problems are not modelled."
     ),
     ASSUMPTIONS[4]: N_(
-        "Times are estimates; the error band is the calibration's 90th-percentile error."
+        "Times are estimates; the error band is the 90th-percentile error on published "
+        "measurements the model was not fitted on."
     ),
     ASSUMPTIONS[5]: N_(
         "Communication hidden behind compute costs nothing here; stragglers, failures and "
@@ -45,6 +46,7 @@ ASSUMPTION_TEXTS: Final = {
 REASON_TEXTS: Final = {
     "no price": N_("no price"),
     "unknown fabric": N_("unknown fabric"),
+    "unknown Gbit/s per node": N_("unknown Gbit/s per node"),
     "too small": N_("too small for the job"),
     "over budget": N_("over budget"),
     "misses deadline": N_("misses the deadline"),

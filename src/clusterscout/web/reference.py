@@ -29,6 +29,7 @@ LABELS: Final = {
 REASONS: Final = {
     "no price": N_("no price"),
     "unknown fabric": N_("unknown fabric"),
+    "unknown Gbit/s per node": N_("unknown Gbit/s per node"),
     "unknown GPUs per node": N_("unknown GPUs per node"),
     "unknown GPU figures": N_("unknown GPU figures"),
     "does not fit": N_("does not fit in memory"),
