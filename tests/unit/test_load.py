@@ -155,12 +155,26 @@ def test_slug_must_match_file_name(catalog_copy: Path) -> None:
     )
 
 
-def test_multi_node_provider_needs_an_offer_with_a_fabric(catalog_copy: Path) -> None:
+def test_multi_node_provider_needs_an_offer(catalog_copy: Path) -> None:
     _edit(catalog_copy / "providers" / "gamma.toml", 'status = "no"', 'status = "yes"')
     assert (
-        "data/providers/gamma.toml: offers: multi_node is 'yes' but no offer states its fabric"
+        "data/providers/gamma.toml: offers: multi_node is 'yes' but no offer is listed"
         in _messages(catalog_copy)
     )
+
+
+def test_multi_node_offers_without_any_fabric_are_a_warning(catalog_copy: Path) -> None:
+    path = catalog_copy / "providers" / "beta.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        "\n".join(line for line in text.splitlines() if not line.startswith("fabric")),
+        encoding="utf-8",
+    )
+    problems = load_catalog(catalog_copy).problems
+    found = [p for p in problems if "no offer states its fabric" in p.message]
+    assert [(p.file, p.severity) for p in found] == [
+        ("data/providers/beta.toml", Severity.WARNING)
+    ]
 
 
 def test_offers_on_a_non_multi_node_provider_are_rejected(catalog_copy: Path) -> None:

@@ -194,16 +194,34 @@ def check_price_keys(catalog: CatalogData, data_dir: Path) -> list[Problem]:
 
 
 def check_multi_node(catalog: CatalogData, data_dir: Path) -> list[Problem]:
-    """A multi-node provider lists at least one offer whose fabric is known."""
-    return [
-        Problem(
-            _provider_label(data_dir, p.slug),
-            "offers",
-            "multi_node is 'yes' but no offer states its fabric",
-        )
-        for p in catalog.providers
-        if p.multi_node is MultiNode.YES and not any(o.fabric for o in p.offers)
-    ]
+    """A multi-node provider lists at least one offer; a warning when no offer names its fabric.
+
+    A provider whose docs show multi-node clusters of a named GPU is a multi-node provider even
+    when it does not say whether the fabric is InfiniBand or RoCE: that stays unknown on the
+    offer (and is flagged here) rather than hiding the provider as "unknown".
+    """
+    problems = []
+    for p in catalog.providers:
+        if p.multi_node is not MultiNode.YES:
+            continue
+        if not p.offers:
+            problems.append(
+                Problem(
+                    _provider_label(data_dir, p.slug),
+                    "offers",
+                    "multi_node is 'yes' but no offer is listed",
+                )
+            )
+        elif not any(o.fabric for o in p.offers):
+            problems.append(
+                Problem(
+                    _provider_label(data_dir, p.slug),
+                    "offers",
+                    "multi_node is 'yes' but no offer states its fabric",
+                    Severity.WARNING,
+                )
+            )
+    return problems
 
 
 def run_checks(catalog: CatalogData, data_dir: Path, today: date | None = None) -> list[Problem]:
