@@ -172,9 +172,7 @@ def test_multi_node_offers_without_any_fabric_are_a_warning(catalog_copy: Path) 
     )
     problems = load_catalog(catalog_copy).problems
     found = [p for p in problems if "no offer states its fabric" in p.message]
-    assert [(p.file, p.severity) for p in found] == [
-        ("data/providers/beta.toml", Severity.WARNING)
-    ]
+    assert [(p.file, p.severity) for p in found] == [("data/providers/beta.toml", Severity.WARNING)]
 
 
 def test_offers_on_a_non_multi_node_provider_are_rejected(catalog_copy: Path) -> None:
