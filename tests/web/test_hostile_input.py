@@ -99,3 +99,21 @@ def test_very_long_region_is_400_not_500(client: TestClient) -> None:
     error = _error(client.get("/api/v1/offers?region=" + "a" * 60_000))
     assert error["field"] == "region"
     assert client.get("/en/offers/?region=" + "a" * 60_000).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"model": "\xff\xfe"}', "not UTF-8"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/api/v1/estimate", "/api/v1/plan"])
+def test_unreadable_json_body_is_invalid_json(
+    client: TestClient, path: str, body: bytes, why: str
+) -> None:
+    r = client.post(path, content=body, headers={"content-type": "application/json"})
+    error = _error(r)
+    assert error["code"] == "invalid_json"
+    assert error["field"] == "body"
+    assert why in error["message"]

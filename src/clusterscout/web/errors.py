@@ -118,6 +118,12 @@ def install(app: FastAPI) -> None:
         response: Response
         if not _is_api(request):
             response = error_page(request, status)
+        elif isinstance(exc.__cause__, RecursionError | UnicodeDecodeError):
+            # FastAPI turns a body json.loads cannot read (nested past Python's recursion
+            # limit, or not UTF-8) into a bare 400; it is still a body that is not usable JSON.
+            why = "nested too deeply" if isinstance(exc.__cause__, RecursionError) else "not UTF-8"
+            message = f"body: the request body is not valid JSON ({why})"
+            response = error_json(400, "invalid_json", message, "body")
         else:
             code = _STATUS_CODES.get(status, "bad_request")
             response = error_json(status, code, str(exc.detail), None)
