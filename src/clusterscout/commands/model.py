@@ -244,8 +244,9 @@ def _print_plan(result: PlanResult, limit: int) -> None:
         "eff. $/GPU-h",
         "pareto",
     ):
-        # Offer ids are what users copy into other commands: never break them.
-        table.add_column(col, no_wrap=col == "offer", overflow="fold")
+        # Offer ids are what users copy into other commands, and a tier cut in two
+        # ("on_dem/and") misleads: never break either.
+        table.add_column(col, no_wrap=col in {"offer", "price"}, overflow="fold")
     for o in result.options[:limit]:
         lay = o.layout
         table.add_row(
