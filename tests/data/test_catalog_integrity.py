@@ -41,10 +41,24 @@ def test_at_least_forty_providers(catalog: CatalogData) -> None:
     assert len(catalog.providers) >= 40
 
 
-def test_every_multi_node_provider_has_an_offer_with_a_fabric(catalog: CatalogData) -> None:
+def test_every_multi_node_provider_has_an_offer(catalog: CatalogData) -> None:
     for provider in catalog.providers:
         if provider.multi_node is MultiNode.YES:
-            assert any(o.fabric for o in provider.offers), provider.slug
+            assert provider.offers, provider.slug
+
+
+def test_an_offer_without_a_fabric_says_why(catalog: CatalogData) -> None:
+    # Unknown is allowed, silent is not: the note tells the buyer the fabric is unpublished.
+    for provider in catalog.providers:
+        for offer in provider.offers:
+            if offer.fabric is None:
+                assert "fabric" in (offer.note or "").lower(), offer.id
+
+
+def test_most_multi_node_providers_name_a_fabric(catalog: CatalogData) -> None:
+    yes = [p for p in catalog.providers if p.multi_node is MultiNode.YES]
+    named = [p for p in yes if any(o.fabric for o in p.offers)]
+    assert len(named) >= 0.75 * len(yes), sorted({p.slug for p in yes} - {p.slug for p in named})
 
 
 def test_every_fact_is_sourced(catalog: CatalogData) -> None:
