@@ -23,6 +23,7 @@ from clusterscout.catalog.exports import (
 from clusterscout.catalog.filters import FilterError
 from clusterscout.catalog.load import load_catalog
 from clusterscout.catalog.problems import Severity, has_errors
+from clusterscout.catalog.records import record_price
 from clusterscout.commands import model as model_commands
 from clusterscout.commands.common import DatabaseOpt, engine_for, err, fail, out, settings_for
 from clusterscout.commands.feeds import register as register_feeds
@@ -227,6 +228,13 @@ def offers(
     min_nodes: Annotated[str | None, typer.Option(help="Cluster size the offer reaches.")] = None,
     region: Annotated[str | None, typer.Option(help="Region substring.")] = None,
     provider: Annotated[list[str] | None, typer.Option(help="Provider slug (repeatable).")] = None,
+    price_tier: Annotated[
+        str | None,
+        typer.Option(
+            help="on_demand, reserved, spot or capacity_block: only offers priced in that tier; "
+            "--max-price, the price sort and the table's price column then use it."
+        ),
+    ] = None,
     sort: Annotated[str, typer.Option(help="price, gbps, provider or nodes.")] = "price",
     fmt: FormatOpt = "table",
     database_url: DatabaseOpt = None,
@@ -245,18 +253,25 @@ def offers(
         "min_nodes": [min_nodes] if min_nodes is not None else [],
         "region": [region] if region is not None else [],
         "provider": provider or [],
+        "price_tier": [price_tier] if price_tier is not None else [],
         "sort": [sort],
     }
     with engine_for(database_url).connect() as conn:
         try:
-            _, _, page = find_offers(conn, {k: v for k, v in raw.items() if v})
+            f, _, page = find_offers(conn, {k: v for k, v in raw.items() if v})
         except FilterError as exc:
             raise fail(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
     mark_freshness(page.records, settings_for(database_url).stale_after_days)
+    price_column = "from_usd_per_gpu_hour"
+    flatten: Callable[[dict[str, Any]], dict[str, Any]] = offer_row
+    if f.price_tier is not None:
+        # The table shows the price the filter and sort used; JSON and CSV keep the records.
+        price_column = f"{f.price_tier.value}_usd_per_gpu_hour"
+        flatten = _with_tier_price(f.price_tier.value, price_column)
     _emit(
         fmt,
         page.records,
-        offer_row,
+        flatten,
         OFFER_COLUMNS,
         (
             "provider",
@@ -265,10 +280,21 @@ def offers(
             "per_node_gbps",
             "gpudirect_rdma",
             "max_nodes",
-            "from_usd_per_gpu_hour",
+            price_column,
         ),
         f"{page.count} offers",
     )
+
+
+def _with_tier_price(tier: str, column: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """``offer_row`` plus ``column``: the lowest current price of ``tier``."""
+
+    def flatten(record: dict[str, Any]) -> dict[str, Any]:
+        row = offer_row(record)
+        row[column] = record_price(record, tier)
+        return row
+
+    return flatten
 
 
 def _yn(value: Any) -> str:

@@ -11,6 +11,7 @@ from sqlalchemy import Connection
 
 from clusterscout.catalog.calibration import CalibrationError, parse_calibration
 from clusterscout.catalog.filters import FILTER_NAMES, FilterError
+from clusterscout.catalog.records import record_price
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.cost import effective_usd_per_gpu_hour
@@ -62,6 +63,7 @@ PLAN_FIELDS: Final = (
     "provisioning",
     "orchestration",
     "region",
+    "price_tier",
 )
 
 
@@ -170,18 +172,22 @@ def plan_request(body: Mapping[str, Any]) -> PlanRequest:
     )
 
 
-def _chosen_price(record: Mapping[str, Any]) -> tuple[float | None, str | None]:
-    prices = record.get("prices") or []
-    for tier in TIER_PREFERENCE:
-        values = [p["usd_per_gpu_hour"] for p in prices if p["tier"] == tier]
-        if values:
-            return min(values), tier
+def _chosen_price(
+    record: Mapping[str, Any], tiers: Sequence[str] = TIER_PREFERENCE
+) -> tuple[float | None, str | None]:
+    for tier in tiers:
+        price = record_price(record, tier)
+        if price is not None:
+            return price, tier
     return None, None
 
 
-def plan_offer(record: Mapping[str, Any]) -> PlanOffer:
-    """The planner's view of an offer record: reach, fabric and the price a run would pay."""
-    price, tier = _chosen_price(record)
+def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
+    """The planner's view of an offer record: reach, fabric and the price a run would pay.
+
+    The price is ``tier``'s when given, else the first tier of ``TIER_PREFERENCE`` it has.
+    """
+    price, tier = _chosen_price(record, (tier,) if tier else TIER_PREFERENCE)
     reach = [n for n in (record.get("max_nodes"), record.get("max_nodes_by_quote")) if n]
     fabric = record.get("fabric")
     return PlanOffer(
@@ -221,10 +227,11 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
         raise ScenarioError("plan", "must be a JSON object")
     request = plan_request(body)
     try:
-        _, _, page = find_offers(conn, _filter_params(body))
+        f, _, page = find_offers(conn, _filter_params(body))
     except FilterError as exc:
         raise ScenarioError(exc.field, exc.message) from None
-    offers = [plan_offer(r) for r in page.records]
+    tier = f.price_tier.value if f.price_tier else None
+    offers = [plan_offer(r, tier) for r in page.records]
     result = plan(request, offers, _rentable_gpus(conn), stored_calibration(conn))
     require_finite(result.to_dict(), "plan")
     return result
@@ -417,12 +424,14 @@ def reference_estimate(
     ref: ReferenceWorkload,
     gpus: Sequence[GpuSpec],
     calibration: Calibration,
+    tier: str | None = None,
 ) -> ReferenceEstimate:
     """Scaling efficiency and effective price (lowest list price / efficiency) of an offer.
 
+    ``tier`` picks the list price of one tier (default: the lowest of any tier).
     One model call (``train_step``) per offer; layouts are checked for memory only.
     """
-    price = record.get("from_usd_per_gpu_hour")
+    price = record_price(record, tier)
     reach = [n for n in (record.get("max_nodes"), record.get("max_nodes_by_quote")) if n]
     short = max(reach) if reach and max(reach) < ref.nodes else None
 

@@ -19,8 +19,8 @@ from clusterscout.catalog.problems import Problem, has_errors
 from clusterscout.domain.ids import normalise_gpu_key
 from clusterscout.domain.models import GpuSpec
 from clusterscout.settings import Settings
-from clusterscout.store import queries
-from clusterscout.store.build import BuildStats, build_database, data_version
+from clusterscout.store import migrate, queries
+from clusterscout.store.build import BuildStats, build_database, data_version, ensure_schema
 from clusterscout.store.db import make_engine
 from clusterscout.store.prices import with_freshness
 from clusterscout.store.queries import Page
@@ -54,13 +54,27 @@ def is_built(engine: Engine) -> bool:
 
 
 def open_engine(settings: Settings, *, build_if_missing: bool = True) -> Engine:
-    """Engine for the configured database, building it from data/ first when it is empty."""
+    """Engine for the configured database, building it from data/ first when it is empty.
+
+    A database built by an older release is migrated to the current schema first (the
+    migrations are additive and fill new columns from the stored records), so reads never
+    meet a missing column.
+    """
     engine = make_engine(
         settings.resolved_database_url(), query_time_limit_ms=settings.query_time_limit_ms
     )
-    if build_if_missing and not is_built(engine):
-        build(engine, settings.data_dir)
+    if not is_built(engine):
+        if build_if_missing:
+            build(engine, settings.data_dir)
+    elif needs_migration(engine):
+        ensure_schema(engine)
     return engine
+
+
+def needs_migration(engine: Engine) -> bool:
+    """True when the database's schema revision is older than the code's."""
+    with engine.connect() as conn:
+        return migrate.current_revision(conn) != migrate.head_revision()
 
 
 def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:

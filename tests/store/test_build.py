@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -13,8 +14,10 @@ from sqlalchemy import Engine, func, select, text
 
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.catalog.load import load_catalog
-from clusterscout.services import CatalogInvalidError, build
-from clusterscout.store import queries
+from clusterscout.domain.models import PriceTier
+from clusterscout.services import CatalogInvalidError, build, needs_migration, open_engine
+from clusterscout.settings import Settings
+from clusterscout.store import migrate, queries
 from clusterscout.store.build import build_database
 from clusterscout.store.migrate import current_revision, head_revision
 from clusterscout.store.tables import metadata, offers, price_observations, providers
@@ -104,6 +107,54 @@ def test_migrations_match_the_table_definitions(
         ctx = MigrationContext.configure(conn)
         diff = [d for d in compare_metadata(ctx, metadata) if d[0] != "remove_table"]
     assert diff == []
+
+
+def test_migration_0003_fills_tier_prices_of_an_existing_database(
+    fresh_engine: Engine, fixture_data_dir: Path
+) -> None:
+    build(fresh_engine, fixture_data_dir)
+    with fresh_engine.begin() as conn:
+        migrate.downgrade(conn, "0002")
+        assert "usd_on_demand" not in {c["name"] for c in _columns(conn)}
+        migrate.upgrade(conn)
+    with fresh_engine.connect() as conn:
+        rows = {
+            r.id: (r.usd_on_demand, r.usd_reserved, r.usd_spot)
+            for r in conn.execute(
+                select(
+                    offers.c.id, offers.c.usd_on_demand, offers.c.usd_reserved, offers.c.usd_spot
+                )
+            )
+        }
+        cheapest = queries.list_offers(conn, OfferFilter(price_tier=PriceTier.RESERVED))
+    # From the fixture's record prices: on-demand 2.99 and reserved 2.29 for alpha-h100-ib.
+    assert rows["alpha-h100-ib"] == (2.99, 2.29, None)
+    assert rows["beta-h100-eth"] == (None, None, None)
+    assert [r["id"] for r in cheapest.records] == ["beta-mi300x-roce", "alpha-h100-ib"]
+
+
+def test_opening_an_older_database_migrates_it_before_reading(
+    tmp_path: Path, fixture_data_dir: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    settings = Settings(database_url=url, data_dir=fixture_data_dir)
+    engine = open_engine(settings)
+    with engine.begin() as conn:
+        migrate.downgrade(conn, "0002")  # as a database built by the previous release
+    assert needs_migration(engine)
+    engine.dispose()
+    engine = open_engine(settings)
+    assert not needs_migration(engine)
+    with engine.connect() as conn:
+        page = queries.list_offers(conn, OfferFilter(price_tier=PriceTier.ON_DEMAND))
+    assert {r["id"] for r in page.records} == {"alpha-h100-ib", "alpha-a100-ib"}
+    engine.dispose()
+
+
+def _columns(conn: Any) -> list[dict[str, Any]]:
+    from sqlalchemy import inspect
+
+    return list(inspect(conn).get_columns("offers"))
 
 
 def test_sqlite_time_limit_interrupts_long_queries(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from clusterscout.domain.models import (
     CatalogData,
     FabricKind,
     OrchestrationKind,
+    PriceTier,
     ProvisioningMode,
 )
 from clusterscout.services import GpuResolver
@@ -125,6 +126,48 @@ def test_unknown_facts_never_match(catalog: CatalogData) -> None:
     }
 
 
+def test_price_tier_keeps_priced_offers_and_moves_the_price_bound(catalog: CatalogData) -> None:
+    # alpha-h100-ib: on-demand 2.99, reserved 2.29; alpha-a100-ib: on-demand 1.79;
+    # beta-mi300x-roce: reserved 1.99; beta-h100-eth: no price.
+    on_demand = OfferFilter(price_tier=PriceTier.ON_DEMAND)
+    assert _ids(catalog, on_demand) == {"alpha-h100-ib", "alpha-a100-ib"}
+    assert _ids(catalog, OfferFilter(price_tier=PriceTier.RESERVED)) == {
+        "alpha-h100-ib",
+        "beta-mi300x-roce",
+    }
+    assert _ids(catalog, OfferFilter(price_tier=PriceTier.SPOT)) == set()
+    # Any tier: alpha-h100-ib is under 2.5 thanks to its reserved price ...
+    assert "alpha-h100-ib" in _ids(catalog, OfferFilter(max_price=2.5))
+    # ... on demand it is not.
+    assert _ids(catalog, OfferFilter(max_price=2.5, price_tier=PriceTier.ON_DEMAND)) == {
+        "alpha-a100-ib"
+    }
+
+
+def test_price_sort_uses_the_chosen_tier(fixture_engine: Engine) -> None:
+    with fixture_engine.connect() as conn:
+        any_tier = list_offers(conn, OfferFilter(), SortKey.PRICE).records
+        on_demand = list_offers(conn, OfferFilter(price_tier=PriceTier.ON_DEMAND)).records
+    # Any tier: a100 1.79 (on-demand), mi300x 1.99 (reserved), h100 2.29 (reserved), unpriced.
+    assert [r["id"] for r in any_tier] == [
+        "alpha-a100-ib",
+        "beta-mi300x-roce",
+        "alpha-h100-ib",
+        "beta-h100-eth",
+    ]
+    assert [r["id"] for r in on_demand] == ["alpha-a100-ib", "alpha-h100-ib"]
+
+
+def test_price_tier_parses_and_round_trips(resolve: GpuResolver) -> None:
+    f = parse_filter({"price-tier": ["On-Demand"]}, resolve)
+    assert f.price_tier is PriceTier.ON_DEMAND
+    assert f.to_params() == [("price_tier", "on_demand")]
+    with pytest.raises(FilterError, match="price_tier: 'hourly' is not one of: on_demand"):
+        parse_filter({"price_tier": ["hourly"]}, resolve)
+    with pytest.raises(FilterError, match="price_tier: may be given only once"):
+        parse_filter({"price_tier": ["spot", "reserved"]}, resolve)
+
+
 def test_specific_filters(catalog: CatalogData) -> None:
     assert _ids(catalog, OfferFilter(fabric=(FabricKind.INFINIBAND,), rdma=True)) == {
         "alpha-h100-ib",
@@ -161,6 +204,7 @@ filters = st.builds(
     provider=st.lists(st.sampled_from(["alpha", "beta", "gamma"]), max_size=2).map(
         lambda xs: tuple(dict.fromkeys(xs))
     ),
+    price_tier=st.none() | st.sampled_from(list(PriceTier)),
 )
 
 

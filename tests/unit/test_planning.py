@@ -104,6 +104,9 @@ def test_plan_prefers_on_demand_price_over_cheaper_reserved() -> None:
     }
     offer = plan_offer(record)
     assert (offer.usd_per_gpu_hour, offer.price_tier, offer.max_nodes) == (3.0, "on_demand", 32)
+    spot = plan_offer(record, "spot")  # a plan request that names a tier pays that tier
+    assert (spot.usd_per_gpu_hour, spot.price_tier) == (1.0, "spot")
+    assert plan_offer(record, "capacity_block").usd_per_gpu_hour is None
 
 
 @pytest.mark.parametrize(

@@ -85,6 +85,8 @@ def test_providers_list_and_detail(client: TestClient) -> None:
         ("min_nodes=100", {"alpha-h100-ib", "beta-mi300x-roce"}),
         ("region=EU", {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce", "beta-h100-eth"}),
         ("multi_node=true&provider=beta", {"beta-mi300x-roce", "beta-h100-eth"}),
+        ("price_tier=reserved", {"alpha-h100-ib", "beta-mi300x-roce"}),
+        ("price_tier=on_demand&max_price=2.5", {"alpha-a100-ib"}),
     ],
 )
 def test_filters_agree_in_html_api_and_cli(
@@ -225,3 +227,24 @@ def test_estimate_runs_the_model(client: TestClient) -> None:
         pytest.skip("the fixture database has no model calibration (tests/fixtures/catalog)")
     assert r.status_code == 200, r.text
     assert {"time_s", "algbw_gbs", "busbw_gbs"} <= set(r.json())
+
+
+def test_plan_pays_the_price_tier_it_is_given(client: TestClient) -> None:
+    body = {"model": "70B", "tokens": 1e10, "gpu": "H100"}
+    default = client.post("/api/v1/plan", json=body)
+    assert default.status_code == 200, default.text
+    reserved = client.post("/api/v1/plan", json={**body, "price_tier": "reserved"})
+    assert reserved.status_code == 200, reserved.text
+
+    def paid(out: dict[str, object]) -> set[tuple[str, str, float]]:
+        options = out["options"]
+        assert isinstance(options, list)
+        return {
+            (o["offer"]["id"], o["offer"]["price_tier"], o["offer"]["usd_per_gpu_hour"])
+            for o in options
+        }
+
+    # alpha-h100-ib lists on-demand 2.99 and reserved 2.29: on-demand is preferred by default.
+    assert ("alpha-h100-ib", "on_demand", 2.99) in paid(default.json())
+    assert paid(reserved.json()) == {("alpha-h100-ib", "reserved", 2.29)}
+    _error(client.post("/api/v1/plan", json={**body, "price_tier": "hourly"}), 400, "price_tier")

@@ -106,6 +106,29 @@ def test_facet_counts_and_result_count(client: TestClient) -> None:
     assert re.search(r'id="f-fabric-roce-count">1<', html)
 
 
+def test_price_tier_shows_that_tiers_price(client: TestClient) -> None:
+    def price_of(html: str, offer: str) -> str:
+        row = html.split(f'<tr id="offer-{offer}">')[1].split("</tr>", maxsplit=1)[0]
+        found = re.search(r'class="p1 num price"><span class="v">([^<]+)</span>', row)
+        assert found, row
+        return found.group(1)
+
+    # alpha-h100-ib lists reserved 2.29 and on-demand 2.99: the default shows the lowest.
+    assert price_of(client.get("/en/offers/").text, "alpha-h100-ib") == "$2.29/GPU-h"
+    html = client.get("/en/offers/?price_tier=on_demand").text
+    assert price_of(html, "alpha-h100-ib") == "$2.99/GPU-h"
+    assert "offer-beta-mi300x-roce" not in html  # reserved only
+    assert re.search(r'<option value="on_demand" selected>on-demand</option>', html)
+    de = client.get("/de/offers/?price_tier=reserved").text
+    assert "Preismodell" in de
+
+
+def test_bad_price_tier_is_a_400_naming_it(client: TestClient) -> None:
+    r = client.get("/api/v1/offers?price_tier=hourly")
+    assert r.status_code == 400
+    assert r.json()["error"]["field"] == "price_tier"
+
+
 def test_non_canonical_query_redirects_to_canonical(client: TestClient) -> None:
     r = client.get("/en/multi-node/?rdma=true&fabric=InfiniBand&max_price=")
     assert r.status_code == 302

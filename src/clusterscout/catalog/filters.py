@@ -13,6 +13,7 @@ from clusterscout.domain.models import (
     MultiNode,
     Offer,
     OrchestrationKind,
+    PriceTier,
     Provider,
     ProvisioningMode,
 )
@@ -46,6 +47,8 @@ class OfferFilter:
     """Filters over cluster offers. Empty tuples and None mean "any".
 
     Repeated values of one filter are alternatives (gpu=A or gpu=B); different filters all hold.
+    ``price_tier`` keeps offers priced in that tier and makes that tier's lowest price the one
+    ``max_price`` and the price sort use (by default, the lowest price of any tier).
     """
 
     multi_node: bool | None = None
@@ -59,6 +62,7 @@ class OfferFilter:
     min_nodes: int | None = None
     region: str | None = None
     provider: tuple[str, ...] = ()
+    price_tier: PriceTier | None = None
 
     def is_empty(self) -> bool:
         """True when no filter is set."""
@@ -199,6 +203,7 @@ def parse_filter(
     max_price = single("max_price")
     min_nodes = single("min_nodes")
     region = single("region")
+    tier = single("price_tier")
     return OfferFilter(
         multi_node=parse_bool("multi_node", multi_node) if multi_node is not None else None,
         gpu=tuple(gpus),
@@ -213,6 +218,7 @@ def parse_filter(
         else None,
         region=_region(region) if region else None,
         provider=tuple(providers),
+        price_tier=_enum_values("price_tier", [tier], PriceTier)[0] if tier else None,
     )
 
 
@@ -255,6 +261,7 @@ def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
 
     Unknown facts never match a filter on that fact: a filter asks for evidence.
     """
+    price = offer.lowest_price(f.price_tier)
     checks = (
         f.multi_node is None or (provider.multi_node is MultiNode.YES) == f.multi_node,
         not f.gpu or offer.gpu in f.gpu,
@@ -264,8 +271,8 @@ def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
         f.rdma is None or offer.gpudirect_rdma is f.rdma,
         all(offer_orchestrated(offer, k) for k in f.orchestration),
         not f.provisioning or any(offer_provides(offer, m) for m in f.provisioning),
-        f.max_price is None
-        or (offer.from_usd_per_gpu_hour is not None and offer.from_usd_per_gpu_hour <= f.max_price),
+        f.price_tier is None or price is not None,
+        f.max_price is None or (price is not None and price <= f.max_price),
         f.min_nodes is None or (offer.reach_nodes is not None and offer.reach_nodes >= f.min_nodes),
         f.region is None or f.region in searchable_regions(offer, provider),
         not f.provider or offer.provider in f.provider,

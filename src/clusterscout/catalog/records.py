@@ -147,3 +147,21 @@ def provider_record(provider: Provider, *, with_offers: bool = False) -> Record:
     if with_offers:
         record["offers"] = [offer_record(o, provider.name) for o in provider.offers]
     return record
+
+
+def record_price(record: Mapping[str, Any], tier: str | None = None) -> float | None:
+    """Lowest price of an offer record in ``tier``; None for any tier means the from-price.
+
+    >>> r = {"from_usd_per_gpu_hour": 2.0, "prices": [
+    ...     {"tier": "spot", "usd_per_gpu_hour": 2.0},
+    ...     {"tier": "on_demand", "usd_per_gpu_hour": 6.0}]}
+    >>> record_price(r), record_price(r, "on_demand"), record_price(r, "reserved")
+    (2.0, 6.0, None)
+    """
+    if tier is None:
+        value = record.get("from_usd_per_gpu_hour")
+        return None if value is None else float(value)
+    return min(
+        (float(p["usd_per_gpu_hour"]) for p in record.get("prices") or () if p["tier"] == tier),
+        default=None,
+    )

@@ -216,6 +216,22 @@ class Offer:
         """Lowest listed price over all tiers, or None when nothing is priced."""
         return min((p.usd_per_gpu_hour for p in self.prices), default=None)
 
+    def lowest_price(self, tier: PriceTier | None = None) -> float | None:
+        """Lowest price in ``tier`` (any tier when None), or None when that tier is unpriced.
+
+        >>> from datetime import date
+        >>> src = Source("s", "https://example.com/", date(2026, 1, 1))
+        >>> o = Offer("p-x", "x", "p", "H100-SXM-80GB", prices=(
+        ...     Price(PriceTier.SPOT, 2.0, date(2026, 1, 1), src),
+        ...     Price(PriceTier.ON_DEMAND, 6.0, date(2026, 1, 1), src)))
+        >>> [o.lowest_price(t) for t in (None, PriceTier.ON_DEMAND, PriceTier.RESERVED)]
+        [2.0, 6.0, None]
+        """
+        return min(
+            (p.usd_per_gpu_hour for p in self.prices if tier is None or p.tier is tier),
+            default=None,
+        )
+
     @property
     def reach_nodes(self) -> int | None:
         """Largest cluster the offer can reach, self-serve or by quote."""

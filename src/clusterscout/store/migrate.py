@@ -20,9 +20,14 @@ def _config(connection: Connection) -> Config:
     return cfg
 
 
-def upgrade(connection: Connection) -> None:
-    """Apply every pending migration on ``connection`` (inside the caller's transaction)."""
-    command.upgrade(_config(connection), "head")
+def upgrade(connection: Connection, revision: str = "head") -> None:
+    """Apply every pending migration up to ``revision`` (inside the caller's transaction)."""
+    command.upgrade(_config(connection), revision)
+
+
+def downgrade(connection: Connection, revision: str) -> None:
+    """Undo migrations down to ``revision``, e.g. to go back to an older release."""
+    command.downgrade(_config(connection), revision)
 
 
 def current_revision(connection: Connection) -> str | None:

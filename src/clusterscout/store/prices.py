@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
-from clusterscout.store.tables import meta, offers, price_observations
+from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offers, price_observations
 
 CATALOG_FEED = "catalog"
 
@@ -128,6 +128,12 @@ def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
         record["prices"] = prices
         low = min((p["usd_per_gpu_hour"] for p in prices), default=None)
         record["from_usd_per_gpu_hour"] = low
+        per_tier = {
+            column: min(
+                (p["usd_per_gpu_hour"] for p in prices if p["tier"] == tier.value), default=None
+            )
+            for tier, column in TIER_PRICE_COLUMNS.items()
+        }
         if prices:
             record["sources"]["prices"] = list(
                 {p["source"]["url"]: p["source"] for p in prices}.values()
@@ -135,7 +141,7 @@ def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
         conn.execute(
             update(offers)
             .where(offers.c.id == row.id)
-            .values(record_json=json.dumps(record), from_usd_per_gpu_hour=low)
+            .values(record_json=json.dumps(record), from_usd_per_gpu_hour=low, **per_tier)
         )
 
 

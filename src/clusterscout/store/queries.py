@@ -16,7 +16,7 @@ from clusterscout.domain.models import (
     OrchestrationKind,
     ProvisioningMode,
 )
-from clusterscout.store.tables import meta, offers, providers
+from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offers, providers
 
 _ORCHESTRATION_COLUMNS = {
     OrchestrationKind.SLURM: offers.c.managed_slurm,
@@ -54,8 +54,11 @@ def offer_conditions(f: OfferFilter) -> list[ColumnElement[bool]]:
     conds.extend(_ORCHESTRATION_COLUMNS[k].is_(True) for k in f.orchestration)
     if f.provisioning:
         conds.append(or_(*(_PROVISIONING_COLUMNS[m].is_(True) for m in f.provisioning)))
+    price = _price_column(f)
+    if f.price_tier is not None:
+        conds.append(price.is_not(None))
     if f.max_price is not None:
-        conds.append(c.from_usd_per_gpu_hour <= f.max_price)
+        conds.append(price <= f.max_price)
     if f.min_nodes is not None:
         conds.append(c.reach_nodes >= f.min_nodes)
     if f.region:
@@ -67,11 +70,19 @@ def offer_conditions(f: OfferFilter) -> list[ColumnElement[bool]]:
     return conds
 
 
-def _order(stmt: Select[Any], sort: SortKey) -> Select[Any]:
+def _price_column(f: OfferFilter) -> Any:
+    """The price ``max_price`` and the price sort use: the tier's, else the lowest of any tier."""
+    if f.price_tier is None:
+        return offers.c.from_usd_per_gpu_hour
+    return offers.c[TIER_PRICE_COLUMNS[f.price_tier]]
+
+
+def _order(stmt: Select[Any], sort: SortKey, f: OfferFilter) -> Select[Any]:
     c = offers.c
     # Unknown values sort last in every ordering; the id keeps pages stable.
     if sort is SortKey.PRICE:
-        return stmt.order_by(c.from_usd_per_gpu_hour.is_(None), c.from_usd_per_gpu_hour, c.id)
+        price = _price_column(f)
+        return stmt.order_by(price.is_(None), price, c.id)
     if sort is SortKey.GBPS:
         return stmt.order_by(c.per_node_gbps.is_(None), c.per_node_gbps.desc(), c.id)
     if sort is SortKey.NODES:
@@ -89,7 +100,7 @@ def list_offers(
     """Offers matching ``f``, sorted, paged; ``count`` is the total before paging."""
     where = and_(true(), *offer_conditions(f))
     count = conn.execute(select(func.count()).select_from(offers).where(where)).scalar_one()
-    stmt = _order(select(offers.c.record_json).where(where), sort).offset(offset)
+    stmt = _order(select(offers.c.record_json).where(where), sort, f).offset(offset)
     if limit is not None:
         stmt = stmt.limit(limit)
     records = [json.loads(r.record_json) for r in conn.execute(stmt)]

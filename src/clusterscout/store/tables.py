@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from sqlalchemy import (
     Boolean,
     Column,
@@ -16,6 +18,8 @@ from sqlalchemy import (
     Table,
     Text,
 )
+
+from clusterscout.domain.models import PriceTier
 
 metadata = MetaData()
 
@@ -62,9 +66,22 @@ offers = Table(
     Column("waitlist", Boolean),
     Column("regions_text", Text, nullable=False),
     Column("from_usd_per_gpu_hour", Float, index=True),
+    # Lowest current price per tier, for the price_tier filter and sort (migration 0003).
+    Column("usd_on_demand", Float, index=True),
+    Column("usd_reserved", Float, index=True),
+    Column("usd_spot", Float, index=True),
+    Column("usd_capacity_block", Float, index=True),
     Column("record_json", Text, nullable=False),
     Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
 )
+
+# Which offers column holds the lowest current price of each tier.
+TIER_PRICE_COLUMNS: Final = {
+    PriceTier.ON_DEMAND: "usd_on_demand",
+    PriceTier.RESERVED: "usd_reserved",
+    PriceTier.SPOT: "usd_spot",
+    PriceTier.CAPACITY_BLOCK: "usd_capacity_block",
+}
 
 # Append-only: every price ever seen. The current price of an (offer, tier, term) is the newest
 # row. No foreign key to offers: a catalog rebuild replaces offers while history must survive.

@@ -13,6 +13,7 @@ from clusterscout.domain.models import (
     FabricKind,
     MultiNode,
     OrchestrationKind,
+    PriceTier,
     ProvisioningMode,
 )
 from clusterscout.web import params
@@ -45,10 +46,18 @@ FILTER_PARAMETERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
         _array({"type": "string", "enum": list(ProvisioningMode.values())}),
         "How the cluster can be obtained (repeatable; any of them matches).",
     ),
-    "max_price": ({"type": "number", "minimum": 0}, "Maximum from-price, USD per GPU-hour."),
+    "max_price": (
+        {"type": "number", "minimum": 0},
+        "Maximum from-price, USD per GPU-hour (of price_tier when given, else of any tier).",
+    ),
     "min_nodes": ({"type": "integer", "minimum": 0}, "Cluster size (nodes) the offer can reach."),
     "region": ({"type": "string"}, "Region substring, case-insensitive."),
     "provider": (_array({"type": "string"}), "Provider slug (repeatable)."),
+    "price_tier": (
+        {"type": "string", "enum": list(PriceTier.values())},
+        "Only offers priced in this tier; max_price and sort=price then use that tier's "
+        "lowest price. The records' from_usd_per_gpu_hour stays the lowest of any tier.",
+    ),
 }
 assert tuple(sorted(FILTER_PARAMETERS)) == tuple(sorted(FILTER_NAMES))  # noqa: S101
 

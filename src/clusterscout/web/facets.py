@@ -9,9 +9,14 @@ from typing import Any, Final
 from sqlalchemy import Connection
 
 from clusterscout.catalog.filters import OfferFilter, SortKey
-from clusterscout.domain.models import FabricKind, OrchestrationKind, ProvisioningMode
+from clusterscout.domain.models import FabricKind, OrchestrationKind, PriceTier, ProvisioningMode
 from clusterscout.store import queries
-from clusterscout.web.cells import FABRIC_LABELS, ORCHESTRATION_LABELS, PROVISIONING_LABELS
+from clusterscout.web.cells import (
+    FABRIC_LABELS,
+    ORCHESTRATION_LABELS,
+    PROVISIONING_LABELS,
+    TIER_LABELS,
+)
 from clusterscout.web.i18n import N_, Formatter
 
 GBPS_STEPS: Final = (400, 800, 1600, 3200)
@@ -150,6 +155,26 @@ def build_groups(
         for m in ProvisioningMode
     )
     groups.append(Group("provisioning", _("Provisioning"), "checkbox", prov))
+    tier_options = [_opt("price_tier", "", _("any (lowest listed)"), None, f.price_tier is None)]
+    tier_options.extend(
+        _opt(
+            "price_tier",
+            t.value,
+            _(TIER_LABELS[t.value]),
+            queries.count_offers(conn, replace(f, price_tier=t)),
+            f.price_tier is t,
+        )
+        for t in PriceTier
+    )
+    groups.append(
+        Group(
+            "price_tier",
+            _("Price tier"),
+            "select",
+            tuple(tier_options),
+            hint=_("Shows, filters and sorts on this tier's price; offers without one drop out."),
+        )
+    )
     groups.append(
         Group(
             "max_price",

@@ -84,9 +84,10 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     pairs = params.canonical_pairs(f, sort, page=page, drop=drop)
     if ref is not None:
         pairs = sorted([*pairs, (reference.PARAM, ref.key)])
-    rows = offer_rows(fmt, result.records, providers, st.settings.stale_after_days)
+    tier = f.price_tier.value if f.price_tier else None
+    rows = offer_rows(fmt, result.records, providers, st.settings.stale_after_days, tier)
     if ref is not None:
-        found = reference.estimates(st, ref, result.records)
+        found = reference.estimates(st, ref, result.records, tier)
         rows = [
             replace(
                 row,

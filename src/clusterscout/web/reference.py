@@ -77,9 +77,12 @@ def _inputs(st: AppState) -> tuple[tuple[GpuSpec, ...], Calibration] | None:
 
 
 def estimates(
-    st: AppState, ref: planning.ReferenceWorkload, records: Sequence[Mapping[str, Any]]
+    st: AppState,
+    ref: planning.ReferenceWorkload,
+    records: Sequence[Mapping[str, Any]],
+    tier: str | None = None,
 ) -> dict[str, planning.ReferenceEstimate]:
-    """One estimate per offer record (memoised per data version); empty without a model."""
+    """One estimate per offer record (memoised per data version and price tier)."""
     inputs = _inputs(st)
     if inputs is None:
         return {}
@@ -89,9 +92,9 @@ def estimates(
     for record in records:
 
         def compute(r: Mapping[str, Any] = record) -> planning.ReferenceEstimate:
-            return planning.reference_estimate(r, ref, gpus, calibration)
+            return planning.reference_estimate(r, ref, gpus, calibration, tier)
 
-        key = ("ref", version, ref.key, record["id"], record.get("from_usd_per_gpu_hour"))
+        key = ("ref", version, ref.key, record["id"], tier, record.get("from_usd_per_gpu_hour"))
         out[str(record["id"])] = st.memo.get(key, compute)
     return out
 

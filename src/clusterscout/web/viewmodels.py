@@ -107,8 +107,13 @@ def cluster_size(fmt: Formatter, r: Record) -> Cell:
     return fact(fmt, text, refs, sort_value=str(max(x or 0 for x in (low, high, quote))))
 
 
-def price_cell(fmt: Formatter, prices: Sequence[Record], stale_after_days: int) -> Cell:
-    """The lowest current price with its tier, ``as_of`` date and a stale badge when old."""
+def price_cell(
+    fmt: Formatter, prices: Sequence[Record], stale_after_days: int, tier: str | None = None
+) -> Cell:
+    """The lowest current price (of ``tier``, else of any tier) with its tier, ``as_of`` date
+    and a stale badge when old."""
+    if tier is not None:
+        prices = [p for p in prices if p["tier"] == tier]
     if not prices:
         return unknown(fmt)
     best = min(prices, key=lambda p: p["usd_per_gpu_hour"])
@@ -158,7 +163,11 @@ def storage_cell(fmt: Formatter, provider: Record | None) -> Cell:
 
 
 def offer_row(
-    fmt: Formatter, r: Record, provider: Record | None, stale_after_days: int
+    fmt: Formatter,
+    r: Record,
+    provider: Record | None,
+    stale_after_days: int,
+    tier: str | None = None,
 ) -> OfferRow:
     """Format one offer record for the table."""
     gbps = r["per_node_gbps"]
@@ -190,7 +199,7 @@ def offer_row(
         orchestration=_orchestration(fmt, r),
         provisioning=_provisioning(fmt, r),
         cluster_size=cluster_size(fmt, r),
-        price=price_cell(fmt, r["prices"], stale_after_days),
+        price=price_cell(fmt, r["prices"], stale_after_days, tier),
         storage=storage_cell(fmt, provider),
         last_checked=fmt.day(checked) if checked else fmt.gettext("unknown"),
     )
@@ -201,6 +210,9 @@ def offer_rows(
     records: Sequence[Record],
     providers: Mapping[str, Record],
     stale_after_days: int,
+    tier: str | None = None,
 ) -> list[OfferRow]:
-    """Table rows for a page of offer records."""
-    return [offer_row(fmt, r, providers.get(r["provider"]), stale_after_days) for r in records]
+    """Table rows for a page of offer records; ``tier`` picks the price shown."""
+    return [
+        offer_row(fmt, r, providers.get(r["provider"]), stale_after_days, tier) for r in records
+    ]
