@@ -125,6 +125,7 @@ def test_invalid_input_is_shown_next_to_the_field_with_400(client: TestClient, l
         ("?model=7B&precision=fp4&tokens=1e12", "precision"),
         ("?fabric=carrier-pigeon&model=7B&tokens=1e12", "fabric"),
         ("?model=7B&provider=nobody&tokens=1e12", "provider"),
+        ("?model=7B&price_tier=hourly&tokens=1e12", "price_tier"),
     ],
 )
 def test_every_bad_field_answers_400_never_5xx(client: TestClient, query: str, field: str) -> None:
@@ -212,3 +213,14 @@ def test_every_model_text_has_a_translation_id() -> None:
         tr = i18n.load_translations(lang)
         for text in (*plan_view.ASSUMPTION_TEXTS.values(), *plan_view.REASON_TEXTS.values()):
             assert tr.gettext(text) != text, (lang, text)
+
+
+def test_plan_page_pays_the_chosen_price_tier(client: TestClient) -> None:
+    html = client.get("/en/plan/?gpu=H100-SXM-80GB&model=70B&price_tier=reserved&tokens=1e10").text
+    assert '<option value="reserved" selected>reserved</option>' in html
+    options = html.split('id="options"')[1].split("</table>")[0]
+    # alpha-h100-ib lists on-demand $2.99 and reserved $2.29; only the reserved price is paid.
+    assert "$2.29" in options
+    assert "$2.99" not in options
+    de = client.get("/de/plan/?gpu=H100-SXM-80GB&model=70B&price_tier=reserved&tokens=1e10").text
+    assert "Zu zahlender Preis" in de

@@ -26,6 +26,7 @@ FORM_FIELDS: Final = (
     "max_nodes",
     "budget_usd",
     "deadline_hours",
+    "price_tier",
     "provider",
     "fabric",
 )

@@ -11,12 +11,12 @@ from starlette.responses import RedirectResponse, Response
 
 from clusterscout import planning, services
 from clusterscout.catalog.calibration import CalibrationError
-from clusterscout.domain.models import FabricKind
+from clusterscout.domain.models import FabricKind, PriceTier
 from clusterscout.model.planner import PlanResult
 from clusterscout.model.presets import PRESETS
 from clusterscout.model.scenario import ScenarioError
 from clusterscout.web import charts, plan_form, plan_view
-from clusterscout.web.cells import FABRIC_LABELS
+from clusterscout.web.cells import FABRIC_LABELS, TIER_LABELS
 from clusterscout.web.errors import ApiError
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
@@ -82,6 +82,7 @@ def _choices(st: AppState) -> dict[str, Any]:
         "gpus": _memo(st, "gpus", "", gpus),
         "providers": [(p["slug"], p["name"]) for p in providers],
         "fabrics": [(k.value, FABRIC_LABELS[k.value]) for k in FabricKind],
+        "tiers": [(t.value, TIER_LABELS[t.value]) for t in PriceTier],
     }
 
 

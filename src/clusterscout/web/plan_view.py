@@ -66,6 +66,7 @@ FIELD_ERRORS: Final = {
     "deadline_hours": N_("Enter a deadline in hours greater than 0."),
     "provider": N_("Choose providers from the list."),
     "fabric": N_("Choose fabrics from the list."),
+    "price_tier": N_("Choose a price tier from the list."),
 }
 SHARDING_LABELS: Final = {"none": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "fsdp": "FSDP"}
 
