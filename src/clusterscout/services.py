@@ -21,7 +21,7 @@ from clusterscout.domain.models import GpuSpec
 from clusterscout.settings import Settings
 from clusterscout.store import migrate, queries
 from clusterscout.store.build import BuildStats, build_database, data_version, ensure_schema
-from clusterscout.store.db import make_engine
+from clusterscout.store.db import DatabaseURLError, make_engine
 from clusterscout.store.prices import with_freshness
 from clusterscout.store.queries import Page
 
@@ -72,9 +72,17 @@ def open_engine(settings: Settings, *, build_if_missing: bool = True) -> Engine:
 
 
 def needs_migration(engine: Engine) -> bool:
-    """True when the database's schema revision is older than the code's."""
+    """True when the database's schema revision is older than the code's.
+
+    Raises:
+        DatabaseURLError: when the database was migrated by a newer release than this one.
+    """
     with engine.connect() as conn:
-        return migrate.current_revision(conn) != migrate.head_revision()
+        current = migrate.current_revision(conn)
+    if not migrate.is_known(current):
+        msg = f"the database schema ({current}) is newer than this clusterscout; upgrade it"
+        raise DatabaseURLError(msg)
+    return current != migrate.head_revision()
 
 
 def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:

@@ -19,6 +19,7 @@ from clusterscout.services import CatalogInvalidError, build, needs_migration, o
 from clusterscout.settings import Settings
 from clusterscout.store import migrate, queries
 from clusterscout.store.build import build_database
+from clusterscout.store.db import DatabaseURLError, make_engine
 from clusterscout.store.migrate import current_revision, head_revision
 from clusterscout.store.tables import metadata, offers, price_observations, providers
 
@@ -149,6 +150,21 @@ def test_opening_an_older_database_migrates_it_before_reading(
         page = queries.list_offers(conn, OfferFilter(price_tier=PriceTier.ON_DEMAND))
     assert {r["id"] for r in page.records} == {"alpha-h100-ib", "alpha-a100-ib"}
     engine.dispose()
+
+
+def test_a_database_from_a_newer_release_is_refused_clearly(
+    tmp_path: Path, fixture_data_dir: Path
+) -> None:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'new.sqlite3'}", data_dir=fixture_data_dir
+    )
+    open_engine(settings).dispose()
+    engine = make_engine(settings.resolved_database_url())
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    engine.dispose()
+    with pytest.raises(DatabaseURLError, match=r"schema \(9999\) is newer than this clusterscout"):
+        open_engine(settings)
 
 
 def _columns(conn: Any) -> list[dict[str, Any]]:

@@ -35,8 +35,17 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def head_revision() -> str | None:
-    """The newest revision shipped with the code."""
+def _scripts() -> ScriptDirectory:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    return ScriptDirectory.from_config(cfg).get_current_head()
+    return ScriptDirectory.from_config(cfg)
+
+
+def head_revision() -> str | None:
+    """The newest revision shipped with the code."""
+    return _scripts().get_current_head()
+
+
+def is_known(revision: str | None) -> bool:
+    """True when ``revision`` is one this code ships (None, an empty database, counts)."""
+    return revision is None or revision in {s.revision for s in _scripts().walk_revisions()}
