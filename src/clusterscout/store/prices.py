@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
+from clusterscout.catalog.records import record_price
 from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offers, price_observations
 
 CATALOG_FEED = "catalog"
@@ -129,10 +130,7 @@ def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
         low = min((p["usd_per_gpu_hour"] for p in prices), default=None)
         record["from_usd_per_gpu_hour"] = low
         per_tier = {
-            column: min(
-                (p["usd_per_gpu_hour"] for p in prices if p["tier"] == tier.value), default=None
-            )
-            for tier, column in TIER_PRICE_COLUMNS.items()
+            column: record_price(record, tier.value) for tier, column in TIER_PRICE_COLUMNS.items()
         }
         if prices:
             record["sources"]["prices"] = list(

@@ -122,11 +122,12 @@ def build_groups(
             (_opt("rdma", "true", _("required"), rdma_count, f.rdma is True),),
         )
     )
+    # Select options carry no count: a <select> cannot show one (checkbox groups do), so
+    # counting would cost a query per option on every page for nothing.
     gbps_options = [_opt("min_gbps", "", _("any"), None, f.min_gbps is None)]
     for step in GBPS_STEPS:
-        n = queries.count_offers(conn, replace(f, min_gbps=float(step)))
         label = _("at least %(num)s Gbit/s") % {"num": fmt.number(step)}
-        gbps_options.append(_opt("min_gbps", str(step), label, n, f.min_gbps == step))
+        gbps_options.append(_opt("min_gbps", str(step), label, None, f.min_gbps == step))
     if f.min_gbps is not None and f.min_gbps not in GBPS_STEPS:
         label = _("at least %(num)s Gbit/s") % {"num": fmt.number(f.min_gbps)}
         gbps_options.append(_opt("min_gbps", _fmt_num(f.min_gbps), label, None, True))
@@ -157,13 +158,7 @@ def build_groups(
     groups.append(Group("provisioning", _("Provisioning"), "checkbox", prov))
     tier_options = [_opt("price_tier", "", _("any (lowest listed)"), None, f.price_tier is None)]
     tier_options.extend(
-        _opt(
-            "price_tier",
-            t.value,
-            _(TIER_LABELS[t.value]),
-            queries.count_offers(conn, replace(f, price_tier=t)),
-            f.price_tier is t,
-        )
+        _opt("price_tier", t.value, _(TIER_LABELS[t.value]), None, f.price_tier is t)
         for t in PriceTier
     )
     groups.append(
