@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from clusterscout.catalog.schema import FabricsFileIn, GpusFileIn, ProviderIn
+from clusterscout.catalog.schema import FabricsFileIn, GpusFileIn, ProviderIn, RatingsFileIn
 from clusterscout.settings import Settings
 from clusterscout.web.app import create_app
 
@@ -40,6 +40,7 @@ def documents() -> dict[str, dict[str, Any]]:
         "provider.schema.json": ProviderIn.model_json_schema(),
         "gpus.schema.json": GpusFileIn.model_json_schema(),
         "fabrics.schema.json": FabricsFileIn.model_json_schema(),
+        "ratings.schema.json": RatingsFileIn.model_json_schema(),
         "openapi.json": _openapi(),
     }
 

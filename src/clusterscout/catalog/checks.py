@@ -45,9 +45,20 @@ def check_dates(catalog: CatalogData, data_dir: Path, today: date) -> list[Probl
                         Severity.WARNING,
                     )
                 )
+    ratings = [r for p in catalog.providers for r in p.ratings]
+    problems.extend(
+        Problem(
+            f"{data_dir.name}/ratings.toml",
+            f"ratings[{r.rater} {r.edition}].published_on",
+            f"published_on {r.published_on} is in the future",
+        )
+        for r in ratings
+        if r.published_on > today
+    )
     for file, sources in (
         ("gpus.toml", {s.id: s for g in catalog.gpus for s in g.sources}),
         ("fabrics.toml", {s.id: s for f in catalog.fabrics for s in f.sources}),
+        ("ratings.toml", {s.id: s for r in ratings for s in r.sources}),
     ):
         problems.extend(_future_sources(f"{data_dir.name}/{file}", sources.values(), today))
     return problems

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,10 +13,15 @@ from pydantic import BaseModel, ValidationError
 from clusterscout.catalog.problems import Problem, Severity, has_errors
 from clusterscout.catalog.schema import (
     OFFER_FACT_FIELDS,
+    BillingIn,
+    DiscountIn,
     FabricsFileIn,
     GpusFileIn,
     OfferIn,
     ProviderIn,
+    RatingsFileIn,
+    RegionEntry,
+    RegionIn,
     SourceIn,
 )
 from clusterscout.domain.ids import offer_id
@@ -24,6 +29,7 @@ from clusterscout.domain.models import (
     Billing,
     CatalogData,
     Conflict,
+    Discount,
     FabricSpec,
     GpuSpec,
     Offer,
@@ -31,6 +37,7 @@ from clusterscout.domain.models import (
     Price,
     Provider,
     Provisioning,
+    Rating,
     Source,
     Sources,
     Storage,
@@ -188,9 +195,45 @@ def _provisioning(data: Any, res: _Resolver, path: str) -> Provisioning:
         reserved=data.reserved,
         reserved_terms=tuple(data.reserved_terms),
         waitlist=data.waitlist,
+        access=data.access,
         note=data.note,
         sources=res.many(data.sources, f"{path}.sources"),
     )
+
+
+def _billing(data: BillingIn | None, res: _Resolver, path: str) -> Billing:
+    if data is None:
+        return Billing()
+    return Billing(
+        granularity=data.granularity,
+        minimum=data.minimum,
+        minimum_hours=data.minimum_hours,
+        note=data.note,
+        sources=res.many(data.sources, f"{path}.sources"),
+    )
+
+
+def _discounts(items: Sequence[DiscountIn], res: _Resolver, path: str) -> tuple[Discount, ...]:
+    return tuple(
+        Discount(
+            term_days=d.term_days,
+            max_percent=d.max_percent,
+            min_percent=d.min_percent,
+            off=d.off,
+            note=d.note,
+            sources=res.many(d.sources, f"{path}[{i}].sources"),
+        )
+        for i, d in enumerate(items)
+    )
+
+
+def _region_names(entries: Sequence[RegionEntry]) -> tuple[str, ...]:
+    return tuple(e.name if isinstance(e, RegionIn) else e for e in entries)
+
+
+def _countries(entries: Sequence[RegionEntry]) -> tuple[str, ...]:
+    """Distinct countries of the regions that name one, in the order they appear."""
+    return tuple(dict.fromkeys(e.country for e in entries if isinstance(e, RegionIn)))
 
 
 def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer:
@@ -216,6 +259,8 @@ def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer
                     as_of=p.as_of,
                     source=src,
                     term=p.term,
+                    term_days=p.term_days,
+                    prepay=p.prepay,
                     note=p.note,
                 )
             )
@@ -223,6 +268,13 @@ def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer
     # every offer can be filtered on the same columns.
     orch = _orchestration(o.orchestration or provider.orchestration, res, f"{path}.orchestration")
     prov = _provisioning(o.provisioning or provider.provisioning, res, f"{path}.provisioning")
+    billing = _billing(o.billing or provider.billing, res, f"{path}.billing")
+    # Offer discounts replace the provider's when given, like the other override groups.
+    discounts = _discounts(
+        o.discounts or provider.discounts,
+        res,
+        f"{path}.discounts" if o.discounts else "discounts",
+    )
     topo = Topology()
     if o.topology is not None:
         topo = Topology(
@@ -231,7 +283,13 @@ def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer
             locality=o.topology.locality,
             sources=res.many(o.topology.sources, f"{path}.topology.sources"),
         )
-    for name, group in (("topology", topo), ("orchestration", orch), ("provisioning", prov)):
+    groups = (
+        ("topology", topo),
+        ("orchestration", orch),
+        ("provisioning", prov),
+        ("billing", billing),
+    )
+    for name, group in groups:
         if group.sources:
             field_sources[name] = group.sources
     if prices:
@@ -250,11 +308,14 @@ def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer
         min_nodes=o.min_nodes,
         max_nodes=o.max_nodes,
         max_nodes_by_quote=o.max_nodes_by_quote,
-        regions=tuple(o.regions),
+        regions=_region_names(o.regions),
+        countries=_countries(o.regions),
         note=o.note,
         topology=topo,
         orchestration=orch,
         provisioning=prov,
+        billing=billing,
+        discounts=discounts,
         prices=tuple(prices),
         field_sources=field_sources,
     )
@@ -267,24 +328,20 @@ def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
     }
     hq_country = None
     regions: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
     if p.location is not None:
         loc_sources = res.many(p.location.sources, "location.sources")
         hq_country = p.location.hq_country
-        regions = tuple(p.location.regions)
+        regions = _region_names(p.location.regions)
+        countries = _countries(p.location.regions)
         if hq_country:
             field_sources["hq_country"] = loc_sources
         if regions:
             field_sources["regions"] = loc_sources
     orch = _orchestration(p.orchestration, res, "orchestration")
     prov = _provisioning(p.provisioning, res, "provisioning")
-    billing = Billing()
-    if p.billing is not None:
-        billing = Billing(
-            granularity=p.billing.granularity,
-            minimum=p.billing.minimum,
-            note=p.billing.note,
-            sources=res.many(p.billing.sources, "billing.sources"),
-        )
+    billing = _billing(p.billing, res, "billing")
+    discounts = _discounts(p.discounts, res, "discounts")
     storage = Storage()
     if p.storage is not None:
         storage = Storage(
@@ -303,6 +360,8 @@ def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
     ):
         if group.sources:
             field_sources[name] = group.sources
+    if discounts:
+        field_sources["discounts"] = tuple(dict.fromkeys(s for d in discounts for s in d.sources))
     conflicts = tuple(
         Conflict(topic=c.topic, note=c.note, sources=res.many(c.sources, f"conflicts[{i}].sources"))
         for i, c in enumerate(p.conflicts)
@@ -320,10 +379,12 @@ def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
         multi_node_evidence=p.multi_node.evidence,
         hq_country=hq_country,
         regions=regions,
+        countries=countries,
         orchestration=orch,
         provisioning=prov,
         billing=billing,
         storage=storage,
+        discounts=discounts,
         conflicts=conflicts,
         sources=tuple(res.by_id.values()),
         field_sources=field_sources,
@@ -402,6 +463,59 @@ def load_fabrics(data_dir: Path, problems: list[Problem] | None = None) -> tuple
     )
 
 
+RATINGS_FILE = "ratings.toml"
+
+
+def load_ratings(
+    data_dir: Path, slugs: set[str], problems: list[Problem]
+) -> dict[str, tuple[Rating, ...]]:
+    """Read ratings.toml (optional) into ratings per provider slug.
+
+    A rating of a provider that has no file is an error: it would silently never show.
+    """
+    path = data_dir / RATINGS_FILE
+    if not path.exists():
+        return {}
+    label = _rel(path, data_dir)
+    raw = _read_toml(path, label, problems)
+    parsed = _validate(RatingsFileIn, raw, label, problems) if raw is not None else None
+    if parsed is None:
+        return {}
+    res = _Resolver(_sources_by_id(parsed.sources, label, problems), label, problems)
+    out: dict[str, list[Rating]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for i, r in enumerate(parsed.ratings):
+        where = f"ratings[{i}]"
+        if r.provider not in slugs:
+            problems.append(Problem(label, f"{where}.provider", f"unknown provider {r.provider!r}"))
+            continue
+        key = (r.provider, r.rater, r.edition)
+        if key in seen:
+            what = f"duplicate rating of {r.provider!r} by {r.rater} {r.edition}"
+            problems.append(Problem(label, where, what))
+            continue
+        seen.add(key)
+        out.setdefault(r.provider, []).append(
+            Rating(
+                rater=r.rater,
+                edition=r.edition,
+                tier=r.tier,
+                published_on=r.published_on,
+                note=r.note,
+                sources=res.many(r.sources, f"{where}.sources"),
+            )
+        )
+    for sid in sorted(set(res.by_id) - res.used):
+        problems.append(
+            Problem(label, f"sources[{sid}]", "source is never cited", Severity.WARNING)
+        )
+    # Newest edition first, so pages show the current tier before older ones.
+    return {
+        slug: tuple(sorted(items, key=lambda r: r.published_on, reverse=True))
+        for slug, items in out.items()
+    }
+
+
 def load_catalog(data_dir: Path) -> LoadResult:
     """Load every file under ``data_dir`` and run the cross-file checks.
 
@@ -420,6 +534,8 @@ def load_catalog(data_dir: Path) -> LoadResult:
     if not files:
         problems.append(Problem(_rel(providers_dir, data_dir), "", "no provider files found"))
     providers = [p for f in files if (p := load_provider_file(f, data_dir, problems)) is not None]
+    ratings = load_ratings(data_dir, {p.slug for p in providers}, problems)
+    providers = [replace(p, ratings=ratings.get(p.slug, ())) for p in providers]
     catalog = CatalogData(providers=tuple(providers), gpus=gpus, fabrics=fabrics)
     problems.extend(run_checks(catalog, data_dir))
     return LoadResult(catalog, sorted(set(problems), key=lambda p: (p.file, p.path, p.message)))

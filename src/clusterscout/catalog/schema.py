@@ -19,10 +19,12 @@ from pydantic import (
 
 from clusterscout.domain.ids import SLUG_PATTERN
 from clusterscout.domain.models import (
+    Access,
     BillingGranularity,
     FabricKind,
     MultiNode,
     PriceTier,
+    RatingTier,
     SourceKind,
 )
 
@@ -41,6 +43,8 @@ def _url_str(value: HttpUrl) -> str:
 
 
 Url = Annotated[HttpUrl, AfterValidator(_url_str)]
+Country = Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")]
+Percent = Annotated[float, Field(gt=0, lt=100)]
 
 
 class _Strict(BaseModel):
@@ -65,11 +69,22 @@ class _Sourced(_Strict):
     sources: SourceIds
 
 
+class RegionIn(_Strict):
+    """A region with the country it is in: `{ name = "us-east-1", country = "US" }`."""
+
+    name: ShortText
+    country: Country
+
+
+# A region is a bare name (country unknown) or a name with its ISO 3166-1 alpha-2 country.
+RegionEntry = ShortText | RegionIn
+
+
 class LocationIn(_Sourced):
     """`[location]`."""
 
-    hq_country: Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")] | None = None
-    regions: list[ShortText] = Field(default_factory=list)
+    hq_country: Country | None = None
+    regions: list[RegionEntry] = Field(default_factory=list)
 
 
 class MultiNodeIn(_Sourced):
@@ -96,6 +111,7 @@ class ProvisioningIn(_Sourced):
     reserved: bool | None = None
     reserved_terms: list[ShortText] = Field(default_factory=list)
     waitlist: bool | None = None
+    access: Lax[Access] | None = None
     note: Text | None = None
 
 
@@ -104,7 +120,25 @@ class BillingIn(_Sourced):
 
     granularity: Lax[BillingGranularity] | None = None
     minimum: ShortText | None = None
+    minimum_hours: PositiveFloat | None = None
     note: Text | None = None
+
+
+class DiscountIn(_Sourced):
+    """`[[discounts]]` and `[[offers.discounts]]`: a published discount for a commitment."""
+
+    term_days: PositiveInt
+    max_percent: Percent
+    min_percent: Percent | None = None
+    off: Lax[PriceTier] = PriceTier.ON_DEMAND
+    note: Text | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DiscountIn:
+        if self.min_percent is not None and self.min_percent > self.max_percent:
+            msg = "min_percent is larger than max_percent"
+            raise ValueError(msg)
+        return self
 
 
 class StorageIn(_Sourced):
@@ -140,6 +174,8 @@ class PriceIn(_Strict):
     as_of: date
     source: Slug
     term: ShortText | None = None
+    term_days: PositiveInt | None = None
+    prepay: bool | None = None
     note: Text | None = None
 
 
@@ -172,12 +208,14 @@ class OfferIn(_Sourced):
     min_nodes: PositiveInt | None = None
     max_nodes: PositiveInt | None = None
     max_nodes_by_quote: PositiveInt | None = None
-    regions: list[ShortText] = Field(default_factory=list)
+    regions: list[RegionEntry] = Field(default_factory=list)
     note: Text | None = None
     field_sources: dict[str, SourceIds] = Field(default_factory=dict)
     topology: TopologyIn | None = None
     orchestration: OrchestrationIn | None = None
     provisioning: ProvisioningIn | None = None
+    billing: BillingIn | None = None
+    discounts: list[DiscountIn] = Field(default_factory=list)
     prices: list[PriceIn] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -208,6 +246,7 @@ class ProviderIn(_Strict):
     provisioning: ProvisioningIn | None = None
     billing: BillingIn | None = None
     storage: StorageIn | None = None
+    discounts: list[DiscountIn] = Field(default_factory=list)
     conflicts: list[ConflictIn] = Field(default_factory=list)
     offers: list[OfferIn] = Field(default_factory=list)
 
@@ -260,3 +299,21 @@ class FabricsFileIn(_Strict):
 
     sources: list[SourceIn] = Field(min_length=1)
     fabrics: list[FabricIn] = Field(min_length=1)
+
+
+class RatingIn(_Sourced):
+    """`[[ratings]]` in ratings.toml: one rater's tier for one provider in one edition."""
+
+    provider: Slug
+    rater: Slug
+    edition: ShortText
+    tier: Lax[RatingTier]
+    published_on: date
+    note: Text | None = None
+
+
+class RatingsFileIn(_Strict):
+    """ratings.toml."""
+
+    sources: list[SourceIn] = Field(min_length=1)
+    ratings: list[RatingIn] = Field(default_factory=list)

@@ -86,6 +86,26 @@ class BillingGranularity(_ParseableEnum):
     UPFRONT = "upfront"
 
 
+class Access(_ParseableEnum):
+    """How quickly a buyer can get a multi-node cluster, fastest route first."""
+
+    SELF_SERVE = "self_serve"  # start it now from a console or API, no human in the loop
+    APPROVAL = "approval"  # self-serve once a quota or account request is approved
+    SALES = "sales"  # only through a sales contact or contract
+    WAITLIST = "waitlist"  # join a waitlist
+
+
+class RatingTier(_ParseableEnum):
+    """Tiers an independent rating can give (ClusterMAX's medals and its lowest class)."""
+
+    PLATINUM = "platinum"
+    GOLD = "gold"
+    SILVER = "silver"
+    BRONZE = "bronze"
+    UNDERPERFORM = "underperform"
+    NOT_RECOMMENDED = "not_recommended"
+
+
 class SourceKind(_ParseableEnum):
     """Where a source sits relative to the provider."""
 
@@ -129,6 +149,7 @@ class Provisioning:
     reserved: bool | None = None
     reserved_terms: tuple[str, ...] = ()
     waitlist: bool | None = None
+    access: Access | None = None
     note: str | None = None
     sources: Sources = ()
 
@@ -139,6 +160,31 @@ class Billing:
 
     granularity: BillingGranularity | None = None
     minimum: str | None = None
+    minimum_hours: float | None = None
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Discount:
+    """A published discount for a commitment, often only an upper bound ("up to 30% off")."""
+
+    term_days: int
+    max_percent: float
+    min_percent: float | None = None
+    off: PriceTier = PriceTier.ON_DEMAND
+    note: str | None = None
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """An independent rating of a provider, e.g. a ClusterMAX tier, with its date."""
+
+    rater: str
+    edition: str
+    tier: RatingTier
+    published_on: date
     note: str | None = None
     sources: Sources = ()
 
@@ -183,6 +229,8 @@ class Price:
     as_of: date
     source: Source
     term: str | None = None
+    term_days: int | None = None
+    prepay: bool | None = None
     note: str | None = None
 
 
@@ -204,10 +252,13 @@ class Offer:
     max_nodes: int | None = None
     max_nodes_by_quote: int | None = None
     regions: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
     note: str | None = None
     topology: Topology = field(default_factory=Topology)
     orchestration: Orchestration = field(default_factory=Orchestration)
     provisioning: Provisioning = field(default_factory=Provisioning)
+    billing: Billing = field(default_factory=Billing)
+    discounts: tuple[Discount, ...] = ()
     prices: tuple[Price, ...] = ()
     field_sources: Mapping[str, Sources] = field(default_factory=dict)
 
@@ -250,10 +301,13 @@ class Provider:
     multi_node_evidence: str
     hq_country: str | None = None
     regions: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
     orchestration: Orchestration = field(default_factory=Orchestration)
     provisioning: Provisioning = field(default_factory=Provisioning)
     billing: Billing = field(default_factory=Billing)
     storage: Storage = field(default_factory=Storage)
+    discounts: tuple[Discount, ...] = ()
+    ratings: tuple[Rating, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
     sources: Sources = ()
     field_sources: Mapping[str, Sources] = field(default_factory=dict)
