@@ -14,11 +14,11 @@ from clusterscout.store.prices import current_prices
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
-CSV = """offer_id,tier,usd_per_gpu_hour,as_of,source_url,term,note,source_checked_on
-nebius-h100-ib,on_demand,4.75,2026-11-28,https://nebius.com/prices,,Raised again,2026-11-29
-nebius-h100-ib,reserved,3.2,2026-11-28,https://nebius.com/prices,1 year,,
-oci-h100,on_demand,10.0,2026-11-28,https://www.oracle.com/cloud/price-list/,,,
-nebius-h900-ib,on_demand,9.0,2026-11-28,https://nebius.com/prices,,,
+CSV = """offer_id,tier,usd_per_gpu_hour,as_of,source_url,term,note,source_checked_on,source_kind
+nebius-h100-ib,on_demand,4.75,2026-11-28,https://nebius.com/prices,,Raised again,2026-11-29,
+nebius-h100-ib,reserved,3.2,2026-11-28,https://nebius.com/prices,1 year,,,Primary
+oci-h100,on_demand,10.0,2026-11-28,https://www.oracle.com/cloud/price-list/,,,,
+nebius-h900-ib,on_demand,9.0,2026-11-28,https://nebius.com/prices,,,,
 """
 
 
@@ -40,8 +40,27 @@ def test_csv_file(engine: Engine, tmp_path: Path) -> None:
     assert on_demand["usd_per_gpu_hour"] == 4.75
     assert on_demand["note"] == "Raised again"
     assert on_demand["as_of"] == "2026-11-28"
-    assert on_demand["source"] == {"url": "https://nebius.com/prices", "checked_on": "2026-11-29"}
+    # A row that does not say whose page its URL is counts as a third-party source.
+    assert on_demand["source"] == {
+        "url": "https://nebius.com/prices",
+        "checked_on": "2026-11-29",
+        "kind": "secondary",
+    }
     assert on_demand["feed"] == "file"
+    reserved = next(p for p in prices if p["tier"] == "reserved")
+    assert reserved["source"]["kind"] == "primary"
+
+
+def test_an_unknown_source_kind_is_refused(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "offer_id,tier,usd_per_gpu_hour,as_of,source_url,source_kind\n"
+        "nebius-h100-ib,on_demand,4.75,2026-11-28,https://nebius.com/prices,official\n",
+        encoding="utf-8",
+    )
+    report = run_feed(engine, FileFeed(), path, now=NOW)
+    assert not report.ok
+    assert "source_kind 'official' is not one of primary, secondary, catalog" in report.message
 
 
 def test_json_file_in_both_shapes(engine: Engine, tmp_path: Path) -> None:

@@ -52,7 +52,11 @@ def test_build_loads_everything(fresh_engine: Engine, fixture_data_dir: Path) ->
         ]
         h100 = page.records[2]
         assert h100["sources"]["per_node_gbps"] == [
-            {"url": "https://alpha.example.com/clusters", "checked_on": "2026-11-20"}
+            {
+                "url": "https://alpha.example.com/clusters",
+                "checked_on": "2026-11-20",
+                "kind": "primary",
+            }
         ]
         assert h100["from_usd_per_gpu_hour"] == 2.29
         assert queries.read_meta(conn)["data_version"] == stats.data_version

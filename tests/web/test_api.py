@@ -46,7 +46,7 @@ def test_offers_list_shape(client: TestClient) -> None:
     for offer in body["data"]:
         assert set(offer) >= OFFER_FIELDS
         for refs in offer["sources"].values():
-            assert all(set(ref) == {"url", "checked_on"} for ref in refs)
+            assert all(set(ref) == {"url", "checked_on", "kind"} for ref in refs)
         for price in offer["prices"]:
             assert {"tier", "usd_per_gpu_hour", "term", "as_of", "source"} <= set(price)
     assert body["meta"]["data_version"]
@@ -248,3 +248,24 @@ def test_plan_pays_the_price_tier_it_is_given(client: TestClient) -> None:
     assert ("alpha-h100-ib", "on_demand", 2.99) in paid(default.json())
     assert paid(reserved.json()) == {("alpha-h100-ib", "reserved", 2.29)}
     _error(client.post("/api/v1/plan", json={**body, "price_tier": "hourly"}), 400, "price_tier")
+
+
+def test_commitment_terms_access_countries_and_ratings_are_published(client: TestClient) -> None:
+    beta = client.get("/api/v1/providers/beta").json()
+    assert beta["countries"] == ["DE"]
+    assert beta["provisioning"]["access"] == "sales"
+    assert beta["billing"]["minimum_hours"] == 4380
+    assert beta["discounts"][0]["term_days"] == 365
+    assert (beta["discounts"][0]["min_percent"], beta["discounts"][0]["max_percent"]) == (10, 35)
+    offer = beta["offers"][0]
+    # Offers inherit the provider's billing and discounts.
+    assert offer["billing"]["minimum_hours"] == 4380
+    assert offer["discounts"] == beta["discounts"]
+    reserved = next(p for p in offer["prices"] if p["tier"] == "reserved")
+    assert (reserved["term_days"], reserved["prepay"]) == (182, True)
+    alpha = client.get("/api/v1/providers/alpha").json()
+    assert [(r["rater"], r["edition"], r["tier"]) for r in alpha["ratings"]] == [
+        ("clustermax", "3.0", "gold")
+    ]
+    assert alpha["ratings"][0]["sources"][0]["kind"] == "secondary"
+    assert beta["ratings"] == []

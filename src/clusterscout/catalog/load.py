@@ -534,7 +534,9 @@ def load_catalog(data_dir: Path) -> LoadResult:
     if not files:
         problems.append(Problem(_rel(providers_dir, data_dir), "", "no provider files found"))
     providers = [p for f in files if (p := load_provider_file(f, data_dir, problems)) is not None]
-    ratings = load_ratings(data_dir, {p.slug for p in providers}, problems)
+    # Ratings may name any provider that has a file, even one that failed to load: the file's
+    # own problems say what is wrong there, an "unknown provider" would only add noise.
+    ratings = load_ratings(data_dir, {f.stem for f in files}, problems)
     providers = [replace(p, ratings=ratings.get(p.slug, ())) for p in providers]
     catalog = CatalogData(providers=tuple(providers), gpus=gpus, fabrics=fabrics)
     problems.extend(run_checks(catalog, data_dir))

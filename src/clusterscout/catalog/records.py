@@ -7,11 +7,14 @@ from typing import Any
 
 from clusterscout.domain.models import (
     Billing,
+    Discount,
     Offer,
     Orchestration,
     Price,
     Provider,
     Provisioning,
+    Rating,
+    Source,
     Sources,
     Storage,
     Topology,
@@ -20,11 +23,16 @@ from clusterscout.domain.models import (
 Record = dict[str, Any]
 
 
+def source_ref(s: Source) -> dict[str, str]:
+    """``{"url", "checked_on", "kind"}`` of one source."""
+    return {"url": s.url, "checked_on": s.checked_on.isoformat(), "kind": s.kind.value}
+
+
 def source_refs(sources: Sources) -> list[dict[str, str]]:
-    """``[{"url", "checked_on"}]`` for a tuple of sources, in order, without duplicates."""
+    """``[{"url", "checked_on", "kind"}]`` for sources, in order, without duplicates."""
     seen: dict[str, dict[str, str]] = {}
     for s in sources:
-        seen.setdefault(s.url, {"url": s.url, "checked_on": s.checked_on.isoformat()})
+        seen.setdefault(s.url, source_ref(s))
     return list(seen.values())
 
 
@@ -51,6 +59,7 @@ def provisioning_record(p: Provisioning) -> Record:
         "reserved": p.reserved,
         "reserved_terms": list(p.reserved_terms),
         "waitlist": p.waitlist,
+        "access": p.access.value if p.access else None,
         "note": p.note,
     }
 
@@ -60,7 +69,32 @@ def billing_record(b: Billing) -> Record:
     return {
         "granularity": b.granularity.value if b.granularity else None,
         "minimum": b.minimum,
+        "minimum_hours": b.minimum_hours,
         "note": b.note,
+    }
+
+
+def discount_record(d: Discount) -> Record:
+    """A published commitment discount: term in days and the percentage range off a tier."""
+    return {
+        "term_days": d.term_days,
+        "min_percent": d.min_percent,
+        "max_percent": d.max_percent,
+        "off": d.off.value,
+        "note": d.note,
+        "sources": source_refs(d.sources),
+    }
+
+
+def rating_record(r: Rating) -> Record:
+    """An independent rating with its date and sources."""
+    return {
+        "rater": r.rater,
+        "edition": r.edition,
+        "tier": r.tier.value,
+        "published_on": r.published_on.isoformat(),
+        "note": r.note,
+        "sources": source_refs(r.sources),
     }
 
 
@@ -90,8 +124,10 @@ def price_record(p: Price) -> Record:
         "tier": p.tier.value,
         "usd_per_gpu_hour": p.usd_per_gpu_hour,
         "term": p.term,
+        "term_days": p.term_days,
+        "prepay": p.prepay,
         "as_of": p.as_of.isoformat(),
-        "source": {"url": p.source.url, "checked_on": p.source.checked_on.isoformat()},
+        "source": source_ref(p.source),
         "note": p.note,
     }
 
@@ -113,9 +149,12 @@ def offer_record(offer: Offer, provider_name: str) -> Record:
         "max_nodes": offer.max_nodes,
         "max_nodes_by_quote": offer.max_nodes_by_quote,
         "regions": list(offer.regions),
+        "countries": list(offer.countries),
         "topology": topology_record(offer.topology),
         "orchestration": orchestration_record(offer.orchestration),
         "provisioning": provisioning_record(offer.provisioning),
+        "billing": billing_record(offer.billing),
+        "discounts": [discount_record(d) for d in offer.discounts],
         "prices": [price_record(p) for p in offer.prices],
         "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
         "note": offer.note,
@@ -133,10 +172,13 @@ def provider_record(provider: Provider, *, with_offers: bool = False) -> Record:
         "multi_node_evidence": provider.multi_node_evidence,
         "hq_country": provider.hq_country,
         "regions": list(provider.regions),
+        "countries": list(provider.countries),
         "orchestration": orchestration_record(provider.orchestration),
         "provisioning": provisioning_record(provider.provisioning),
         "billing": billing_record(provider.billing),
         "storage": storage_record(provider.storage),
+        "discounts": [discount_record(d) for d in provider.discounts],
+        "ratings": [rating_record(r) for r in provider.ratings],
         "conflicts": [
             {"topic": c.topic, "note": c.note, "sources": source_refs(c.sources)}
             for c in provider.conflicts

@@ -47,6 +47,8 @@ class FeedItem:
     note: str | None = None
     source_checked_on: date | None = None
     line: int | None = None
+    # gpuhunt and SkyPilot are machine-readable price catalogs; the file feed says per row.
+    source_kind: str = "catalog"
 
     def label(self) -> str:
         """Short description, e.g. ``oci BM.GPU3.8 (8x V100, on_demand) in af-casablanca-1``."""

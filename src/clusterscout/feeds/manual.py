@@ -12,7 +12,8 @@ from clusterscout.feeds.base import TIERS, FeedBatch, FeedError, FeedItem, posit
 from clusterscout.feeds.tabular import read_rows, read_text, reject_duplicates
 
 REQUIRED_FIELDS = ("offer_id", "tier", "usd_per_gpu_hour", "as_of", "source_url")
-OPTIONAL_FIELDS = ("term", "note", "source_checked_on")
+OPTIONAL_FIELDS = ("term", "note", "source_checked_on", "source_kind")
+SOURCE_KINDS = ("primary", "secondary", "catalog")
 
 
 def _text(value: Any, field: str, where: str) -> str:
@@ -64,6 +65,12 @@ def record_to_item(record: dict[str, Any], where: str, today: date) -> FeedItem:
     as_of = _date(values["as_of"], "as_of", where, today)
     checked_raw = _text(record.get("source_checked_on"), "source_checked_on", where)
     checked = _date(checked_raw, "source_checked_on", where, today) if checked_raw else None
+    # A hand-written row vouches for nothing by default: unless it says its URL is the
+    # provider's own page, it counts as a third-party source.
+    kind = _text(record.get("source_kind"), "source_kind", where).lower() or "secondary"
+    if kind not in SOURCE_KINDS:
+        msg = f"{where}: source_kind {kind!r} is not one of {', '.join(SOURCE_KINDS)}"
+        raise FeedError(msg)
     return FeedItem(
         tier=tier,
         usd_per_gpu_hour=price,
@@ -73,6 +80,7 @@ def record_to_item(record: dict[str, Any], where: str, today: date) -> FeedItem:
         term=_text(record.get("term"), "term", where) or None,
         note=_text(record.get("note"), "note", where) or None,
         source_checked_on=checked,
+        source_kind=kind,
     )
 
 

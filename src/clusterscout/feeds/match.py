@@ -180,6 +180,7 @@ def match_items(
                 source_url=best.source_url,
                 term=term,
                 source_checked_on=best.source_checked_on or best.as_of,
+                source_kind=best.source_kind,
                 note=_note(best, len(group)),
             )
         )

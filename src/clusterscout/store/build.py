@@ -122,6 +122,9 @@ def build_database(
                     source_url=p.source.url,
                     term=p.term,
                     source_checked_on=p.source.checked_on,
+                    source_kind=p.source.kind.value,
+                    term_days=p.term_days,
+                    prepay=p.prepay,
                     note=p.note,
                 )
                 for p in offer.prices

@@ -30,6 +30,9 @@ class Observation:
     source_url: str
     term: str | None = None
     source_checked_on: date | None = None
+    source_kind: str | None = None
+    term_days: int | None = None
+    prepay: bool | None = None
     note: str | None = None
 
     def row(self) -> dict[str, Any]:
@@ -44,6 +47,9 @@ class Observation:
             "feed": self.feed,
             "source_url": self.source_url,
             "source_checked_on": self.source_checked_on,
+            "source_kind": self.source_kind,
+            "term_days": self.term_days,
+            "prepay": self.prepay,
             "note": self.note,
         }
 
@@ -60,8 +66,15 @@ def _row_to_price(row: Any) -> dict[str, Any]:
         "tier": row.tier,
         "usd_per_gpu_hour": row.usd_per_gpu_hour,
         "term": row.term,
+        "term_days": row.term_days,
+        "prepay": row.prepay,
         "as_of": row.as_of.isoformat(),
-        "source": {"url": row.source_url, "checked_on": checked.isoformat()},
+        "source": {
+            "url": row.source_url,
+            "checked_on": checked.isoformat(),
+            # Rows recorded before migration 0004 have no kind: none of them can be vouched for.
+            "kind": row.source_kind or "secondary",
+        },
         "note": row.note,
         "feed": row.feed,
         "observed_at": _iso(row.observed_at),

@@ -98,6 +98,9 @@ price_observations = Table(
     Column("feed", String(40), nullable=False),
     Column("source_url", Text, nullable=False),
     Column("source_checked_on", Date),
+    Column("source_kind", String(16)),
+    Column("term_days", Integer),
+    Column("prepay", Boolean),
     Column("note", Text),
     Index("ix_price_obs_offer_tier", "offer_id", "tier", "observed_at"),
 )

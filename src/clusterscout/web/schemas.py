@@ -1,11 +1,12 @@
 """Published JSON shapes of the API (DESIGN section 4), declared here, not derived from the domain.
 
-Unknown facts are ``null``. ``sources`` maps a field name to ``[{url, checked_on}]``.
+Unknown facts are ``null``. ``sources`` maps a field name to ``[{url, checked_on, kind}]``.
 """
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,10 +16,14 @@ class _Out(BaseModel):
 
 
 class SourceRef(_Out):
-    """A public page and the day it was checked."""
+    """A public page, the day it was checked and whose page it is."""
 
     url: str
     checked_on: date
+    kind: Literal["primary", "secondary", "catalog"] = Field(
+        description="primary: the provider's own page; secondary: a third party; "
+        "catalog: a machine-readable price catalog"
+    )
 
 
 Sources = dict[str, list[SourceRef]]
@@ -41,6 +46,9 @@ class ProvisioningOut(_Out):
     reserved: bool | None
     reserved_terms: list[str]
     waitlist: bool | None
+    access: str | None = Field(
+        description="fastest way to a multi-node cluster: self_serve, approval, sales, waitlist"
+    )
     note: str | None
 
 
@@ -49,7 +57,30 @@ class BillingOut(_Out):
 
     granularity: str | None
     minimum: str | None
+    minimum_hours: float | None = Field(description="minimum commitment in hours")
     note: str | None
+
+
+class DiscountOut(_Out):
+    """A published discount for a commitment, often only an upper bound."""
+
+    term_days: int
+    min_percent: float | None
+    max_percent: float
+    off: str = Field(description="the price tier the discount applies to")
+    note: str | None
+    sources: list[SourceRef]
+
+
+class RatingOut(_Out):
+    """An independent rating of the provider (e.g. a ClusterMAX tier)."""
+
+    rater: str
+    edition: str
+    tier: str = Field(description="platinum, gold, silver, bronze, underperform, not_recommended")
+    published_on: date
+    note: str | None
+    sources: list[SourceRef]
 
 
 class StorageOut(_Out):
@@ -76,6 +107,8 @@ class PriceOut(_Out):
     tier: str = Field(description="on_demand, reserved, spot or capacity_block")
     usd_per_gpu_hour: float
     term: str | None
+    term_days: int | None = Field(default=None, description="minimum commitment in days")
+    prepay: bool | None = Field(default=None, description="the term is paid up front")
     as_of: date
     source: SourceRef
     note: str | None = None
@@ -102,9 +135,12 @@ class OfferOut(_Out):
     max_nodes: int | None
     max_nodes_by_quote: int | None
     regions: list[str]
+    countries: list[str] = Field(description="ISO 3166-1 alpha-2 countries of its regions")
     topology: TopologyOut
     orchestration: OrchestrationOut
     provisioning: ProvisioningOut
+    billing: BillingOut
+    discounts: list[DiscountOut]
     prices: list[PriceOut]
     from_usd_per_gpu_hour: float | None
     note: str | None
@@ -129,10 +165,13 @@ class ProviderOut(_Out):
     multi_node_evidence: str
     hq_country: str | None
     regions: list[str]
+    countries: list[str]
     orchestration: OrchestrationOut
     provisioning: ProvisioningOut
     billing: BillingOut
     storage: StorageOut
+    discounts: list[DiscountOut]
+    ratings: list[RatingOut]
     conflicts: list[ConflictOut]
     offer_count: int
     sources: Sources
