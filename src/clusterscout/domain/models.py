@@ -102,7 +102,9 @@ class RatingTier(_ParseableEnum):
     GOLD = "gold"
     SILVER = "silver"
     BRONZE = "bronze"
+    PARTICIPATION_RIBBON = "participation_ribbon"  # ClusterMAX 3.0: below bronze
     UNDERPERFORM = "underperform"
+    UNAVAILABLE = "unavailable"  # ClusterMAX: could not be tested, not recommended
     NOT_RECOMMENDED = "not_recommended"
 
 

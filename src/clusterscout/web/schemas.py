@@ -77,7 +77,10 @@ class RatingOut(_Out):
 
     rater: str
     edition: str
-    tier: str = Field(description="platinum, gold, silver, bronze, underperform, not_recommended")
+    tier: str = Field(
+        description="platinum, gold, silver, bronze, participation_ribbon, underperform, "
+        "unavailable or not_recommended"
+    )
     published_on: date
     note: str | None
     sources: list[SourceRef]
