@@ -1,4 +1,4 @@
-"""What the catalog knows: per multi-node offer fact, the share known, primary-sourced, stale."""
+"""What the catalog knows: per multi-node offer fact, the share known, primary-sourced, stale.
 
 Computed from the public records (the same JSON the API serves), so the figures describe what a
 buyer sees, prices refreshed by feeds included.
