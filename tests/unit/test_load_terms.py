@@ -195,3 +195,17 @@ def test_an_uncited_ratings_source_is_a_warning(catalog_copy: Path) -> None:
     assert any(
         p.severity is Severity.WARNING and p.path == "sources[spare]" for p in result.problems
     )
+
+
+def test_a_source_is_not_read_before_it_is_published(catalog_copy: Path) -> None:
+    path = catalog_copy / "providers" / "alpha.toml"
+    text = path.read_text()
+    head, sep, tail = text.partition("checked_on = ")
+    day, newline, rest = tail.partition("\n")
+    path.write_text(f"{head}{sep}{day}\npublished_on = 2026-01-01{newline}{rest}")
+    catalog, errors = _load(catalog_copy)
+    assert errors == []
+    assert next(s for s in _alpha(catalog).sources).published_on is not None
+    path.write_text(f"{head}{sep}{day}\npublished_on = {day.replace('2026', '2027')}\n{rest}")
+    _, errors = _load(catalog_copy)
+    assert any("published_on" in e and "after checked_on" in e for e in errors), errors

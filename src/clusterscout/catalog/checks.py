@@ -32,6 +32,16 @@ def check_dates(catalog: CatalogData, data_dir: Path, today: date) -> list[Probl
     problems: list[Problem] = []
     for provider in catalog.providers:
         label = _provider_label(data_dir, provider.slug)
+        problems.extend(
+            Problem(
+                label,
+                f"sources[{s.id}].published_on",
+                f"published_on {s.published_on} is after checked_on {s.checked_on}: a page "
+                "cannot be read before it is published",
+            )
+            for s in provider.sources
+            if s.published_on is not None and s.published_on > s.checked_on
+        )
         for path, when, what in _dated(provider):
             if when > today:
                 problems.append(Problem(label, path, f"{what} {when} is in the future"))

@@ -141,6 +141,7 @@ def _sources_by_id(
             url=str(s.url),
             checked_on=s.checked_on,
             kind=s.kind,
+            published_on=s.published_on,
             title=s.title,
             note=s.note,
         )

@@ -53,11 +53,12 @@ class _Strict(BaseModel):
 
 
 class SourceIn(_Strict):
-    """A `[[sources]]` entry."""
+    """A `[[sources]]` entry: `checked_on` is when we last read it, `published_on` its date."""
 
     id: Slug
     url: Url
     checked_on: date
+    published_on: date | None = None
     kind: Lax[SourceKind] = SourceKind.PRIMARY
     title: ShortText | None = None
     note: Text | None = None

@@ -124,6 +124,7 @@ class Source:
     url: str
     checked_on: date
     kind: SourceKind = SourceKind.PRIMARY
+    published_on: date | None = None
     title: str | None = None
     note: str | None = None
 
