@@ -25,9 +25,9 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 from sqlalchemy import text
 
+from clusterscout.app.database import build
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.domain.models import FabricKind
-from clusterscout.services import build
 from clusterscout.settings import Settings
 from clusterscout.store import queries
 from clusterscout.store.db import make_engine

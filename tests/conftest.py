@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
-from clusterscout.services import build
+from clusterscout.app.database import build
 from clusterscout.settings import Settings
 from clusterscout.store.db import make_engine
 

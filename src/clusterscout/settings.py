@@ -7,9 +7,11 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from clusterscout.resources import bundled_catalog_dir
+
 
 def _default_data_dir() -> Path:
-    return Path.cwd() / "data"
+    return bundled_catalog_dir()
 
 
 class Settings(BaseSettings):
@@ -27,7 +29,8 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(
         default_factory=_default_data_dir,
-        description="Directory of the curated catalog (gpus.toml, fabrics.toml, providers/).",
+        description="Directory of the curated catalog (gpus.toml, fabrics.toml, providers/); "
+        "default: the catalog shipped with the package.",
     )
     stale_after_days: int = Field(
         default=30, ge=1, description="Prices older than this many days are marked stale."

@@ -13,7 +13,7 @@ import pytest_socket
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.engine import make_url
 
-from clusterscout.services import build
+from clusterscout.app.database import build
 from clusterscout.store.db import make_engine
 from clusterscout.store.tables import feed_runs, offers, price_observations
 

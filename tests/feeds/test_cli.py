@@ -1,26 +1,24 @@
-"""``clusterscout refresh`` and ``stale`` through Typer, on a SQLite file built per test."""
+"""``clusterscout refresh`` and ``stale`` through the CLI, on a SQLite file built per test."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import click
 import pytest
-import typer
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
-from clusterscout.commands.feeds import register
-from clusterscout.services import build
+from clusterscout.app.database import build
+from clusterscout.cli import app as cli_app
 from clusterscout.store.db import make_engine
 from clusterscout.store.prices import current_prices, history
 from tests.feeds.conftest import FEEDS_CATALOG, content_hash, runs
 
 
 @pytest.fixture
-def app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    return app
+def app() -> click.Group:
+    return cli_app
 
 
 @pytest.fixture
@@ -33,7 +31,7 @@ def db_url(tmp_path: Path) -> str:
 
 
 def test_refresh_skypilot_reports_changes(
-    app: typer.Typer, db_url: str, skypilot_dir: Path
+    app: click.Group, db_url: str, skypilot_dir: Path
 ) -> None:
     args = ["refresh", "--source", "skypilot-csv", "--input", str(skypilot_dir / "nebius-vms.csv")]
     result = CliRunner().invoke(app, [*args, "--database-url", db_url])
@@ -44,7 +42,7 @@ def test_refresh_skypilot_reports_changes(
 
 
 def test_refresh_as_of_backdates_without_displacing_newer_prices(
-    app: typer.Typer, db_url: str, skypilot_dir: Path
+    app: click.Group, db_url: str, skypilot_dir: Path
 ) -> None:
     # The sample predates the catalog's 2026-10-07 price: dated honestly, it joins the
     # history but the curated October price stays current.
@@ -75,7 +73,7 @@ def test_refresh_as_of_backdates_without_displacing_newer_prices(
     [("yesterday", "--as-of: 'yesterday' is not a date"), ("2999-01-01", "is after today")],
 )
 def test_refresh_rejects_bad_as_of(
-    app: typer.Typer, db_url: str, skypilot_dir: Path, value: str, message: str
+    app: click.Group, db_url: str, skypilot_dir: Path, value: str, message: str
 ) -> None:
     path = str(skypilot_dir / "nebius-vms.csv")
     args = ["refresh", "--source", "skypilot-csv", "--input", path, "--as-of", value]
@@ -84,7 +82,7 @@ def test_refresh_rejects_bad_as_of(
     assert message in result.stderr
 
 
-def test_refresh_broken_file_exits_non_zero(app: typer.Typer, db_url: str, tmp_path: Path) -> None:
+def test_refresh_broken_file_exits_non_zero(app: click.Group, db_url: str, tmp_path: Path) -> None:
     bad = tmp_path / "nebius-vms.csv"
     bad.write_text("InstanceType,Price\nx,1\n", encoding="utf-8")
     engine = make_engine(db_url)
@@ -100,7 +98,7 @@ def test_refresh_broken_file_exits_non_zero(app: typer.Typer, db_url: str, tmp_p
 
 
 def test_refresh_all_without_network_fails_cleanly(
-    app: typer.Typer, db_url: str, monkeypatch: pytest.MonkeyPatch
+    app: click.Group, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A closed port on loopback: the same path as no network, without leaving the machine.
     monkeypatch.setenv("GPUHUNT_CATALOG_URL", "http://127.0.0.1:9/v3")
@@ -109,7 +107,7 @@ def test_refresh_all_without_network_fails_cleanly(
     assert "gpuhunt failed; nothing changed: cannot download" in result.stderr
 
 
-def test_refresh_bad_options(app: typer.Typer, db_url: str) -> None:
+def test_refresh_bad_options(app: click.Group, db_url: str) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["refresh", "--source", "nope", "--database-url", db_url])
     assert result.exit_code == 2
@@ -119,7 +117,7 @@ def test_refresh_bad_options(app: typer.Typer, db_url: str) -> None:
     assert "--input needs a single --source" in result.stderr
 
 
-def test_dry_run_changes_nothing(app: typer.Typer, db_url: str, skypilot_dir: Path) -> None:
+def test_dry_run_changes_nothing(app: click.Group, db_url: str, skypilot_dir: Path) -> None:
     engine = make_engine(db_url)
     before = content_hash(engine)
     path = str(skypilot_dir / "oci-vms-gpu-excerpt.csv")
@@ -133,7 +131,7 @@ def test_dry_run_changes_nothing(app: typer.Typer, db_url: str, skypilot_dir: Pa
     engine.dispose()
 
 
-def test_stale_lists_facts_and_prices(app: typer.Typer, db_url: str) -> None:
+def test_stale_lists_facts_and_prices(app: click.Group, db_url: str) -> None:
     result = CliRunner().invoke(app, ["stale", "--format", "json", "--database-url", db_url])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

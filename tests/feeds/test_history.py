@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from clusterscout.app.database import build
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.feeds.manual import FileFeed
 from clusterscout.feeds.runner import run_feed
-from clusterscout.services import build
 from clusterscout.store import queries
 from clusterscout.store.prices import (
     current_prices,

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterscout.model.estimate import EstimateResult
+from clusterscout.web.schemas import estimate_json
+
 DESIGN_COLLECTIVE: dict[str, Any] = {
     "cluster": {
         "gpu": "H100-SXM-80GB",
@@ -41,3 +44,8 @@ DESIGN_TRAINING: dict[str, Any] = {
         "recompute": "none",
     },
 }
+
+
+def output(answer: EstimateResult) -> dict[str, Any]:
+    """The output keys of an estimate, as the API gives them (without ``kind`` and ``gpu``)."""
+    return {k: v for k, v in estimate_json(answer).items() if k not in {"kind", "gpu"}}

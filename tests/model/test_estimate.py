@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from clusterscout.domain.errors import InputError
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.estimate import estimate
-from clusterscout.model.scenario import ScenarioError, parse_scenario, resolve_gpu
+from clusterscout.model.scenario import parse_scenario
 from tests.model.conftest import GPUS, NO_FIGURES
+from tests.model.examples import output
 from tests.model.test_scenario import COLLECTIVE, TRAINING
 
 TRAINING_KEYS = {
@@ -24,14 +27,14 @@ TRAINING_KEYS = {
 
 def test_collective_keys(cal: Calibration) -> None:
     s = parse_scenario(COLLECTIVE)
-    out = estimate(s, resolve_gpu(s.cluster.gpu, GPUS), cal).to_dict()
+    out = output(estimate(s, GpuIndex.of(GPUS).require(s.cluster.gpu, "cluster.gpu"), cal))
     assert set(out) == {"time_s", "algbw_gbs", "busbw_gbs"}
     assert 300 < out["busbw_gbs"] < 400
 
 
 def test_training_keys(cal: Calibration) -> None:
     s = parse_scenario(TRAINING)
-    out = estimate(s, resolve_gpu(s.cluster.gpu, GPUS), cal).to_dict()
+    out = output(estimate(s, GpuIndex.of(GPUS).require(s.cluster.gpu, "cluster.gpu"), cal))
     assert set(out) == TRAINING_KEYS
     assert set(out["breakdown_s"]) >= {"compute", "bubble", "tp_comm", "dp_comm_exposed", "pp_comm"}
     assert 0.3 < out["mfu"] < 0.7
@@ -45,7 +48,7 @@ def test_batch_and_hpc_keys(cal: Calibration) -> None:
             "workload": {"kind": "batch", "gpu_hours": 100},
         }
     )
-    assert set(estimate(b, GPUS[0], cal).to_dict()) == {"time_s", "scaling_efficiency"}
+    assert set(output(estimate(b, GPUS[0], cal))) == {"time_s", "scaling_efficiency"}
     h = parse_scenario(
         {
             "cluster": {"gpu": "H100", "nodes": 4, "fabric": "roce", "per_node_gbps": 1600},
@@ -58,16 +61,16 @@ def test_batch_and_hpc_keys(cal: Calibration) -> None:
             },
         }
     )
-    out = estimate(h, GPUS[0], cal).to_dict()
+    out = output(estimate(h, GPUS[0], cal))
     assert set(out) == {"step_time_s", "comm_time_s", "time_s", "scaling_efficiency"}
     assert out["scaling_efficiency"] < 1
 
 
 def test_missing_gpu_figures_name_the_field(cal: Calibration) -> None:
     fp8 = parse_scenario({**TRAINING, "workload": {**TRAINING["workload"], "precision": "fp8"}})
-    with pytest.raises(ScenarioError) as info:
-        estimate(fp8, resolve_gpu("A100", GPUS), cal)
+    with pytest.raises(InputError) as info:
+        estimate(fp8, GpuIndex.of(GPUS).require("A100", "cluster.gpu"), cal)
     assert info.value.field == "workload.precision"
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         estimate(parse_scenario(TRAINING), NO_FIGURES, cal)
     assert info.value.field == "cluster.gpu"

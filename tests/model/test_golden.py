@@ -15,10 +15,11 @@ import pytest
 
 from clusterscout.catalog.calibration import load_calibration
 from clusterscout.catalog.load import load_gpus
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.model.estimate import estimate
-from clusterscout.model.scenario import parse_scenario, resolve_gpu
+from clusterscout.model.scenario import parse_scenario
 from tests.conftest import REAL_DATA_DIR
-from tests.model.examples import DESIGN_COLLECTIVE, DESIGN_TRAINING
+from tests.model.examples import DESIGN_COLLECTIVE, DESIGN_TRAINING, output
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
@@ -51,8 +52,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 def _run(name: str) -> dict[str, Any]:
     gpus = load_gpus(REAL_DATA_DIR)
     scenario = parse_scenario(SCENARIOS[name])
-    gpu = resolve_gpu(scenario.cluster.gpu, gpus)
-    result = estimate(scenario, gpu, load_calibration(REAL_DATA_DIR)).to_dict()
+    gpu = GpuIndex.of(gpus).require(scenario.cluster.gpu, "cluster.gpu")
+    result = output(estimate(scenario, gpu, load_calibration(REAL_DATA_DIR)))
     return json.loads(json.dumps(result))
 
 

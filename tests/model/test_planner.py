@@ -7,12 +7,15 @@ from dataclasses import replace
 
 import pytest
 
+from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.inputs import Precision
-from clusterscout.model.planner import PlanOffer, PlanRequest, plan
+from clusterscout.model.planner.plan import plan
+from clusterscout.model.planner.request import PlanRequest
+from clusterscout.model.planner.results import PlanOffer
 from clusterscout.model.presets import PRESETS, find_preset
-from clusterscout.model.scenario import ScenarioError
+from clusterscout.web.schemas import plan_json
 from tests.model.conftest import GPUS
 
 IB, ETH = FabricKind.INFINIBAND, FabricKind.ETHERNET
@@ -44,7 +47,7 @@ OFFERS = [
 
 def test_7b_fits_one_node(cal: Calibration) -> None:
     result = plan(PlanRequest(preset="7B", tokens=2e11), OFFERS, GPUS, cal)
-    out = result.to_dict()
+    out = plan_json(result)
     assert out["needs_multi_node"] is False
     assert out["min_gpus_to_fit"] is not None and out["min_gpus_to_fit"] <= 8
     h100 = next(v for v in result.per_gpu if v.gpu == "H100-SXM-80GB")
@@ -61,7 +64,7 @@ def test_7b_fits_one_node(cal: Calibration) -> None:
 
 def test_405b_needs_multi_node_and_ranks_offers(cal: Calibration) -> None:
     result = plan(PlanRequest(preset="405B", tokens=1e12), OFFERS, GPUS, cal)
-    out = result.to_dict()
+    out = plan_json(result)
     assert out["needs_multi_node"] is True
     assert out["min_gpus_to_fit"] > 8
     reasons = {e["offer"]["offer_id"]: e["reason"] for e in out["excluded"]}
@@ -104,10 +107,10 @@ def test_budget_deadline_and_gpu_filter(cal: Calibration) -> None:
 def test_params_and_steps_request(cal: Calibration) -> None:
     result = plan(PlanRequest(params=1.3e9, steps=1000, max_nodes=4), OFFERS, GPUS, cal)
     assert result.steps == 1000
-    assert result.tokens == 1000 * result.to_dict()["seq_len"] * (2**22 // 4096)
+    assert result.tokens == 1000 * plan_json(result)["seq_len"] * (2**22 // 4096)
     fp8 = plan(PlanRequest(preset="8B", steps=10, precision=Precision.FP8), OFFERS, GPUS, cal)
     assert all(v.gpu != "A100-SXM-80GB" for v in fp8.per_gpu)
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         plan(
             PlanRequest(preset="8B", steps=10, precision=Precision.FP8, gpu="A100"),
             OFFERS,
@@ -138,7 +141,7 @@ def test_params_and_steps_request(cal: Calibration) -> None:
     ],
 )
 def test_bad_requests_name_the_field(cal: Calibration, request_: PlanRequest, field: str) -> None:
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         plan(request_, OFFERS, GPUS, cal)
     assert info.value.field == field
 

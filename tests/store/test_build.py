@@ -12,10 +12,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, func, select, text
 
+from clusterscout.app.database import CatalogInvalidError, build, needs_migration, open_engine
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.catalog.load import load_catalog
 from clusterscout.domain.models import PriceTier
-from clusterscout.services import CatalogInvalidError, build, needs_migration, open_engine
 from clusterscout.settings import Settings
 from clusterscout.store import migrate, queries
 from clusterscout.store.build import build_database

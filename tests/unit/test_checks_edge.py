@@ -171,7 +171,7 @@ def test_enum_parse_is_tolerant_and_names_allowed_values() -> None:
 
 
 def test_parse_bool_accepts_both_spellings() -> None:
-    from clusterscout.catalog.filters import parse_bool
+    from clusterscout.app.inputs import parse_bool
 
     assert parse_bool("rdma", "Yes") is True
     assert parse_bool("rdma", "off") is False

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from clusterscout.cli import app
 from clusterscout.settings import Settings

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from clusterscout.cli import app
 from clusterscout.settings import Settings
@@ -126,8 +126,11 @@ def test_estimate_huge_model_shape_is_rejected(tmp_path: Path, db: list[str]) ->
         (["--model", "7B", "--tokens", "1e9", "--gpu", "TPU"], "--gpu: unknown GPU 'TPU'"),
         (["--model", "7B", "--tokens", "1e9", "--max-nodes", "100001"], "--max-nodes: must be"),
         (["--model", "7B", "--tokens", "1e9", "--limit", "-1"], "--limit: must be at least 0"),
-        (["--model", "7B", "--tokens", "1e9", "--max-nodes", "abc"], "'--max-nodes'"),
-        (["--model", "7B", "--steps", "1e3"], "'--steps'"),
+        (["--model", "7B", "--tokens", "1e9", "--max-nodes", "abc"], "--max-nodes: 'abc' is not"),
+        # The API's rules: 1e3 steps is a whole number (accepted), 2.5 is not.
+        (["--model", "7B", "--steps", "2.5"], "--steps: must be a whole number"),
+        (["--model", "7B", "--tokens", "1e9", "--fabric", "pigeon"], "--fabric: 'pigeon' is not"),
+        (["--model", "7B", "--tokens", "1e9", "--rdma", "maybe"], "--rdma: 'maybe' is not a bool"),
     ],
 )
 def test_plan_bad_flags_are_one_line_naming_the_flag(
@@ -140,7 +143,7 @@ def test_plan_bad_flags_are_one_line_naming_the_flag(
     ("args", "needle"),
     [
         (["stale", "--days", "-1"], "'--days'"),
-        (["offers", "--bogus"], "No such option: --bogus"),
+        (["offers", "--bogus"], "No such option '--bogus'"),
         (["no-such-command"], "No such command"),
         (["compare"], "Missing argument"),
         (["offers", "--min-nodes", "99999999999999999999999"], "--min-nodes: "),

@@ -9,15 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from clusterscout.catalog.filters import (
-    FilterError,
-    OfferFilter,
-    SortKey,
-    matches,
-    parse_filter,
-    parse_sort,
-)
+from clusterscout.app.inputs import GpuResolver
+from clusterscout.app.inputs import parse_offer_filter as parse_filter
+from clusterscout.catalog.filters import OfferFilter, SortKey, matches, parse_sort
 from clusterscout.catalog.load import load_catalog
+from clusterscout.domain.errors import InputError
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import (
     CatalogData,
     FabricKind,
@@ -25,7 +22,6 @@ from clusterscout.domain.models import (
     PriceTier,
     ProvisioningMode,
 )
-from clusterscout.services import GpuResolver
 from clusterscout.store.queries import list_offers
 
 
@@ -38,7 +34,7 @@ def catalog(fixture_data_dir: Path) -> CatalogData:
 
 @pytest.fixture(scope="module")
 def resolve(catalog: CatalogData) -> GpuResolver:
-    return GpuResolver.from_specs(catalog.gpus)
+    return GpuIndex.of(catalog.gpus).canonical
 
 
 def test_parse_accepts_aliases_dashes_and_commas(resolve: GpuResolver) -> None:
@@ -74,21 +70,21 @@ def test_parse_accepts_aliases_dashes_and_commas(resolve: GpuResolver) -> None:
 def test_parse_errors_name_the_field(
     resolve: GpuResolver, params: dict[str, list[str]], field: str, fragment: str
 ) -> None:
-    with pytest.raises(FilterError) as info:
+    with pytest.raises(InputError) as info:
         parse_filter(params, resolve)
     assert info.value.field == field
     assert fragment in info.value.message
 
 
 def test_unknown_provider_is_rejected_when_a_check_is_given(resolve: GpuResolver) -> None:
-    with pytest.raises(FilterError, match="unknown provider 'zeta'"):
+    with pytest.raises(InputError, match="unknown provider 'zeta'"):
         parse_filter({"provider": ["zeta"]}, resolve, {"alpha"}.__contains__)
 
 
 def test_parse_sort() -> None:
     assert parse_sort(None) is SortKey.PRICE
     assert parse_sort("GBPS") is SortKey.GBPS
-    with pytest.raises(FilterError, match="price, gbps, provider, nodes"):
+    with pytest.raises(InputError, match="price, gbps, provider, nodes"):
         parse_sort("cheapest")
 
 
@@ -162,9 +158,9 @@ def test_price_tier_parses_and_round_trips(resolve: GpuResolver) -> None:
     f = parse_filter({"price-tier": ["On-Demand"]}, resolve)
     assert f.price_tier is PriceTier.ON_DEMAND
     assert f.to_params() == [("price_tier", "on_demand")]
-    with pytest.raises(FilterError, match="price_tier: 'hourly' is not one of: on_demand"):
+    with pytest.raises(InputError, match="price_tier: 'hourly' is not one of: on_demand"):
         parse_filter({"price_tier": ["hourly"]}, resolve)
-    with pytest.raises(FilterError, match="price_tier: may be given only once"):
+    with pytest.raises(InputError, match="price_tier: may be given only once"):
         parse_filter({"price_tier": ["spot", "reserved"]}, resolve)
 
 

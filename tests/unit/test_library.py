@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from clusterscout import Catalog
-from clusterscout.catalog.filters import FilterError
-from clusterscout.services import CatalogInvalidError
+from clusterscout.app.database import CatalogInvalidError
+from clusterscout.domain.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def test_offers_with_filters(cat: Catalog) -> None:
 
 
 def test_bad_filter_raises_naming_it(cat: Catalog) -> None:
-    with pytest.raises(FilterError) as info:
+    with pytest.raises(InputError) as info:
         cat.offers(fabric="token-ring")
     assert info.value.field == "fabric"
 

@@ -5,21 +5,31 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import Engine
-from typer.testing import CliRunner
 
+from clusterscout.app.database import build
+from clusterscout.app.estimates import run_estimate
+from clusterscout.app.inputs import parse_plan
+from clusterscout.app.plans import plan_offer, run_plan
 from clusterscout.catalog.calibration import CalibrationError
 from clusterscout.cli import app
-from clusterscout.model.scenario import ScenarioError
-from clusterscout.planning import plan_offer, plan_request, run_estimate, run_plan
-from clusterscout.services import build
+from clusterscout.domain.errors import InputError
+from clusterscout.model.planner.request import PlanRequest
 from clusterscout.settings import Settings
 from clusterscout.store.db import make_engine
+from clusterscout.web.schemas import estimate_json, plan_json
 from tests.conftest import REAL_DATA_DIR
 
 runner = CliRunner()
+
+
+def plan_request(body: Any) -> PlanRequest:
+    return parse_plan(body)[0]
+
 
 COLLECTIVE = {
     "cluster": {
@@ -36,7 +46,7 @@ COLLECTIVE = {
 
 def test_estimate_collective_resolves_aliases(fixture_engine: Engine) -> None:
     with fixture_engine.connect() as conn:
-        result = run_estimate(conn, COLLECTIVE)
+        result = estimate_json(run_estimate(conn, COLLECTIVE))
     assert result["gpu"] == "H100-SXM-80GB"
     assert result["kind"] == "collective"
     # nccl-tests definition for all-reduce: busbw = algbw * 2(n-1)/n with n = 32 ranks.
@@ -47,22 +57,22 @@ def test_estimate_collective_resolves_aliases(fixture_engine: Engine) -> None:
 def test_estimate_rejects_bad_scenarios_naming_the_field(fixture_engine: Engine) -> None:
     bad = json.loads(json.dumps(COLLECTIVE))
     bad["cluster"]["nodes"] = 0
-    with fixture_engine.connect() as conn, pytest.raises(ScenarioError) as info:
+    with fixture_engine.connect() as conn, pytest.raises(InputError) as info:
         run_estimate(conn, bad)
     assert info.value.field == "cluster.nodes"
     bad["cluster"]["nodes"] = 2
     bad["cluster"]["gpu"] = "Z9"
-    with fixture_engine.connect() as conn, pytest.raises(ScenarioError) as info:
+    with fixture_engine.connect() as conn, pytest.raises(InputError) as info:
         run_estimate(conn, bad)
     assert info.value.field == "cluster.gpu"
-    with fixture_engine.connect() as conn, pytest.raises(ScenarioError):
+    with fixture_engine.connect() as conn, pytest.raises(InputError):
         run_estimate(conn, [1, 2])
 
 
 def test_plan_ranks_priced_offers_and_explains_exclusions(fixture_engine: Engine) -> None:
     with fixture_engine.connect() as conn:
-        result = run_plan(conn, {"model": "70B", "tokens": 2e11}).to_dict()
-        h100_only = run_plan(conn, {"model": "70B", "tokens": 2e11, "gpu": "H100"}).to_dict()
+        result = plan_json(run_plan(conn, {"model": "70B", "tokens": 2e11}))
+        h100_only = plan_json(run_plan(conn, {"model": "70B", "tokens": 2e11, "gpu": "H100"}))
     # ~16 bytes per parameter of model state: 70B needs more than one 8x80 GB node, while
     # eight 192 GB MI300X hold it, so the verdict depends on the GPUs considered.
     assert h100_only["needs_multi_node"] is True
@@ -120,13 +130,13 @@ def test_plan_prefers_on_demand_price_over_cheaper_reserved() -> None:
     ],
 )
 def test_plan_request_errors_name_the_field(body: dict[str, object], field: str) -> None:
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         plan_request(body)
     assert info.value.field == field
 
 
 def test_plan_filter_errors_name_the_field(fixture_engine: Engine) -> None:
-    with fixture_engine.connect() as conn, pytest.raises(ScenarioError) as info:
+    with fixture_engine.connect() as conn, pytest.raises(InputError) as info:
         run_plan(conn, {"model": "7B", "tokens": 1e9, "fabric": "carrier-pigeon"})
     assert info.value.field == "fabric"
 
@@ -220,9 +230,9 @@ def test_check_model_meets_the_calibration_targets() -> None:
 def test_offer_with_unknown_gpus_per_node_is_excluded_not_guessed(
     fixture_engine: Engine,
 ) -> None:
-    from clusterscout.model.planner import plan
-    from clusterscout.planning import stored_calibration
-    from clusterscout.services import gpu_specs
+    from clusterscout.app.estimates import stored_calibration
+    from clusterscout.app.offers import gpu_specs
+    from clusterscout.model.planner.plan import plan
 
     record = {
         "id": "x-h100",
@@ -327,7 +337,7 @@ def test_verdict_only_covers_gpus_that_are_rented_as_clusters(
     engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     build(engine, data)
     with engine.connect() as conn:
-        result = run_plan(conn, {"model": "70B", "tokens": 1e11}).to_dict()
+        result = plan_json(run_plan(conn, {"model": "70B", "tokens": 1e11}))
     engine.dispose()
     # A 288 GB GPU nobody rents as a cluster must not turn the verdict into "one node is enough".
     assert {v["gpu"] for v in result["per_gpu"]} == {
@@ -338,14 +348,14 @@ def test_verdict_only_covers_gpus_that_are_rented_as_clusters(
 
 
 def test_require_finite_refuses_nan_and_infinity_naming_the_output() -> None:
-    from clusterscout.planning import require_finite
+    from clusterscout.app.estimates import require_finite
 
     require_finite({"a": 1.0, "b": [0.5, {"c": 2}], "d": None, "e": "x"}, "scenario")
-    with pytest.raises(ScenarioError) as info:
+    with pytest.raises(InputError) as info:
         require_finite({"breakdown_s": {"compute": float("inf")}}, "scenario")
     assert info.value.field == "scenario"
     assert "breakdown_s.compute is not finite" in info.value.message
-    with pytest.raises(ScenarioError, match=r"options\[1\] is not finite"):
+    with pytest.raises(InputError, match=r"options\[1\] is not finite"):
         require_finite({"options": [1.0, float("nan")]}, "plan")
-    with pytest.raises(ScenarioError, match="result is not finite"):
+    with pytest.raises(InputError, match="result is not finite"):
         require_finite(float("nan"), "plan")

@@ -7,23 +7,23 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from clusterscout import planning, services
-from clusterscout.model.scenario import ScenarioError
+from clusterscout.app import estimates, insights, offers
+from clusterscout.domain.errors import InputError
 from clusterscout.web.memo import Memo
 
 
 def test_sweep_node_counts_are_powers_of_two_plus_the_cap() -> None:
-    assert planning.sweep_node_counts(1) == (1,)
-    assert planning.sweep_node_counts(16) == (1, 2, 4, 8, 16)
-    assert planning.sweep_node_counts(24) == (1, 2, 4, 8, 16, 24)
-    assert planning.sweep_node_counts(10_000)[-1] == planning.SWEEP_MAX_NODES
+    assert insights.sweep_node_counts(1) == (1,)
+    assert insights.sweep_node_counts(16) == (1, 2, 4, 8, 16)
+    assert insights.sweep_node_counts(24) == (1, 2, 4, 8, 16, 24)
+    assert insights.sweep_node_counts(10_000)[-1] == insights.SWEEP_MAX_NODES
 
 
 def test_scaling_curves_one_per_fabric_with_gaps_where_the_job_does_not_fit(
     fixture_engine: Engine,
 ) -> None:
     with fixture_engine.connect() as conn:
-        curves = planning.scaling_curves(conn, {"model": "405B", "tokens": 1e12, "max_nodes": 64})
+        curves = insights.scaling_curves(conn, {"model": "405B", "tokens": 1e12, "max_nodes": 64})
     fabrics = [c.fabric for c in curves]
     assert fabrics == sorted(fabrics) == ["ethernet", "infiniband", "roce"]
     by_fabric = {c.fabric: c for c in curves}
@@ -40,28 +40,28 @@ def test_scaling_curves_one_per_fabric_with_gaps_where_the_job_does_not_fit(
 
 def test_scaling_curves_respect_the_gpu_and_fabric_filters(fixture_engine: Engine) -> None:
     with fixture_engine.connect() as conn:
-        curves = planning.scaling_curves(
+        curves = insights.scaling_curves(
             conn, {"model": "7B", "tokens": 1e11, "max_nodes": 8, "gpu": "H100", "fabric": "roce"}
         )
     assert curves == []
-    with fixture_engine.connect() as conn, pytest.raises(ScenarioError) as err:
-        planning.scaling_curves(conn, {"model": "7B", "tokens": 1e11, "fabric": "pigeon"})
+    with fixture_engine.connect() as conn, pytest.raises(InputError) as err:
+        insights.scaling_curves(conn, {"model": "7B", "tokens": 1e11, "fabric": "pigeon"})
     assert err.value.field == "fabric"
-    with fixture_engine.connect() as conn, pytest.raises(ScenarioError):
-        planning.scaling_curves(conn, [])
+    with fixture_engine.connect() as conn, pytest.raises(InputError):
+        insights.scaling_curves(conn, [])
 
 
 def _inputs(engine: Engine) -> tuple[Any, Any, list[dict[str, Any]]]:
     with engine.connect() as conn:
-        records = services.find_offers(conn, {})[2].records
-        return services.gpu_specs(conn), planning.stored_calibration(conn), records
+        records = offers.find_offers(conn, {})[2].records
+        return offers.gpu_specs(conn), estimates.stored_calibration(conn), records
 
 
 def test_reference_estimate_is_list_price_over_efficiency(fixture_engine: Engine) -> None:
     gpus, calibration, records = _inputs(fixture_engine)
-    ref = planning.REFERENCE_WORKLOADS["70b-3d-32"]
+    ref = insights.REFERENCE_WORKLOADS["70b-3d-32"]
     roce = next(r for r in records if r["id"] == "beta-mi300x-roce")
-    est = planning.reference_estimate(roce, ref, gpus, calibration)
+    est = insights.reference_estimate(roce, ref, gpus, calibration)
     assert est.scaling_efficiency is not None
     assert 0 < est.scaling_efficiency <= 1
     assert est.effective_usd_per_gpu_hour == pytest.approx(1.99 / est.scaling_efficiency)
@@ -83,8 +83,8 @@ def test_reference_estimate_names_what_is_missing(
 ) -> None:
     gpus, calibration, records = _inputs(fixture_engine)
     record = {**next(r for r in records if r["id"] == "alpha-h100-ib"), **change}
-    est = planning.reference_estimate(
-        record, planning.REFERENCE_WORKLOADS["8b-fsdp-4"], gpus, calibration
+    est = insights.reference_estimate(
+        record, insights.REFERENCE_WORKLOADS["8b-fsdp-4"], gpus, calibration
     )
     assert est.reason == reason
     assert est.effective_usd_per_gpu_hour is None
@@ -95,8 +95,8 @@ def test_reference_estimate_names_what_is_missing(
 def test_reference_estimate_reports_a_model_that_does_not_fit(fixture_engine: Engine) -> None:
     gpus, calibration, records = _inputs(fixture_engine)
     record = {**next(r for r in records if r["id"] == "alpha-a100-ib"), "gpus_per_node": 1}
-    est = planning.reference_estimate(
-        record, planning.REFERENCE_WORKLOADS["405b-3d-64"], gpus, calibration
+    est = insights.reference_estimate(
+        record, insights.REFERENCE_WORKLOADS["405b-3d-64"], gpus, calibration
     )
     assert est.reason == "does not fit"
 

@@ -44,7 +44,7 @@ def test_provider_schema_is_strict_and_requires_sources(documents: dict[str, str
 
 
 def test_every_offer_filter_is_documented_for_api_users(documents: dict[str, str]) -> None:
-    from clusterscout.catalog.filters import FILTER_NAMES
+    from clusterscout.app.fields import OFFER_FILTER_NAMES as FILTER_NAMES
 
     spec = json.loads(documents["openapi.json"])
     params = {p["name"] for p in spec["paths"]["/api/v1/offers"]["get"]["parameters"]}

@@ -8,11 +8,11 @@ import json
 import re
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 from web_support import TestClient
 
+from clusterscout.app.fields import OFFER_FILTER_NAMES as FILTER_NAMES
 from clusterscout.catalog.exports import OFFER_COLUMNS
-from clusterscout.catalog.filters import FILTER_NAMES
 from clusterscout.cli import app as cli_app
 from clusterscout.settings import Settings
 

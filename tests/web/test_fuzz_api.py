@@ -19,7 +19,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from clusterscout.services import build
+from clusterscout.app.database import build
 from clusterscout.settings import Settings
 from clusterscout.store.db import make_engine
 from clusterscout.web.app import create_app

@@ -8,8 +8,9 @@ import xml.etree.ElementTree as ET
 import pytest
 from web_support import LANGS, TRANSLATED, TestClient, visible_text
 
-from clusterscout.model.planner import ASSUMPTIONS
-from clusterscout.web import i18n, plan_view
+from clusterscout.app.fields import FIELDS_BY_NAME
+from clusterscout.model.planner.reasons import Assumption, ExclusionReason
+from clusterscout.web import i18n, reasons
 
 Q405 = "?max_nodes=64&model=405B&precision=bf16&tokens=1e12"
 Q7 = "?max_nodes=16&model=7B&precision=bf16&tokens=1e11"
@@ -108,7 +109,9 @@ def test_invalid_input_is_shown_next_to_the_field_with_400(client: TestClient, l
     assert f'<html lang="{lang}">' in r.text
     assert 'id="err-tokens"' in r.text
     assert 'aria-invalid="true" aria-describedby="err-tokens"' in r.text
-    advice = i18n.load_translations(lang).gettext(plan_view.FIELD_ERRORS["tokens"])
+    form = FIELDS_BY_NAME["tokens"].form
+    assert form is not None
+    advice = i18n.load_translations(lang).gettext(form.advice)
     assert advice in visible_text(r.text)
     assert 'id="verdict"' not in r.text
 
@@ -207,11 +210,13 @@ def test_chart_errors_are_4xx(client: TestClient) -> None:
     assert client.get("/en/plan/chart/scaling.svg").status_code == 400
 
 
-def test_every_model_text_has_a_translation_id() -> None:
-    assert set(ASSUMPTIONS) == set(plan_view.ASSUMPTION_TEXTS)
+def test_every_reason_and_assumption_has_a_translation() -> None:
+    # Totality: a new enum member without a message id would reach a page in English.
+    assert set(reasons.ASSUMPTION_TEXTS) == set(Assumption)
+    assert set(reasons.REASON_TEXTS) == set(ExclusionReason)
     for lang in TRANSLATED:
         tr = i18n.load_translations(lang)
-        for text in (*plan_view.ASSUMPTION_TEXTS.values(), *plan_view.REASON_TEXTS.values()):
+        for text in (*reasons.ASSUMPTION_TEXTS.values(), *reasons.REASON_TEXTS.values()):
             assert tr.gettext(text) != text, (lang, text)
 
 

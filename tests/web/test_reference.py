@@ -7,7 +7,7 @@ import re
 import pytest
 from web_support import LANGS, TestClient, visible_text
 
-from clusterscout import planning
+from clusterscout.app import insights
 from clusterscout.web import reference
 
 
@@ -24,7 +24,7 @@ def test_listing_without_reference_has_no_extra_columns(client: TestClient) -> N
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("ref", sorted(planning.REFERENCE_WORKLOADS))
+@pytest.mark.parametrize("ref", sorted(insights.REFERENCE_WORKLOADS))
 def test_multi_node_listing_adds_efficiency_and_effective_price(
     client: TestClient, lang: str, ref: str
 ) -> None:
@@ -105,4 +105,4 @@ def test_estimates_are_memoised_per_data_version(web_app: object, client: TestCl
 
 
 def test_labels_cover_every_reference_workload() -> None:
-    assert set(reference.LABELS) == set(planning.REFERENCE_WORKLOADS)
+    assert set(reference.LABELS) == set(insights.REFERENCE_WORKLOADS)

@@ -8,8 +8,9 @@ from datetime import date
 from pathlib import Path
 
 from clusterscout.catalog.problems import Problem, Severity
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.ids import normalise_gpu_key
-from clusterscout.domain.models import CatalogData, GpuSpec, MultiNode, Provider, Source
+from clusterscout.domain.models import CatalogData, MultiNode, Provider, Source
 
 STALE_AFTER_DAYS = 180
 
@@ -112,27 +113,18 @@ def check_ids(catalog: CatalogData, data_dir: Path) -> list[Problem]:
     return problems
 
 
-def gpu_index(gpus: tuple[GpuSpec, ...]) -> dict[str, GpuSpec]:
-    """Look-up table from folded canonical names and aliases to GPU specs."""
-    index: dict[str, GpuSpec] = {}
-    for gpu in gpus:
-        for key in (gpu.name, *gpu.aliases):
-            index.setdefault(normalise_gpu_key(key), gpu)
-    return index
-
-
 def check_references(catalog: CatalogData, data_dir: Path) -> list[Problem]:
     """GPUs and fabric generations named by offers exist in the reference files."""
     problems: list[Problem] = []
     names = {g.name: g for g in catalog.gpus}
-    index = gpu_index(catalog.gpus)
+    index = GpuIndex.of(catalog.gpus)
     fabrics = {f.id: f for f in catalog.fabrics}
     for provider in catalog.providers:
         label = _provider_label(data_dir, provider.slug)
         for offer in provider.offers:
             path = f"offers[{offer.local_id}]"
             if offer.gpu not in names:
-                hint = index.get(normalise_gpu_key(offer.gpu))
+                hint = index.spec(offer.gpu)
                 extra = f"; did you mean {hint.name!r}?" if hint else ""
                 problems.append(Problem(label, f"{path}.gpu", f"unknown GPU {offer.gpu!r}{extra}"))
             if offer.fabric_generation is not None:

@@ -11,8 +11,8 @@ from datetime import datetime
 from sqlalchemy import Connection, select
 
 from clusterscout.feeds.base import CLUSTER_GPUS_PER_NODE, FeedItem
-from clusterscout.services import resolver_for
 from clusterscout.store.prices import Observation
+from clusterscout.store.queries import gpu_index
 from clusterscout.store.tables import offers
 
 
@@ -40,7 +40,7 @@ class OfferIndex:
             select(offers.c.id, offers.c.provider, offers.c.gpu, offers.c.gpus_per_node)
         ).all()
         refs = {r.id: OfferRef(r.id, r.provider, r.gpu, r.gpus_per_node) for r in rows}
-        return cls(refs, resolver_for(conn))
+        return cls(refs, gpu_index(conn).canonical)
 
     @property
     def providers(self) -> set[str]:

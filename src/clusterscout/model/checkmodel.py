@@ -15,10 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterscout.domain.errors import InputError
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.estimate import estimate
-from clusterscout.model.scenario import Scenario, ScenarioError, parse_scenario, resolve_gpu
+from clusterscout.model.scenario import Scenario, parse_scenario
 
 LARGE_MESSAGE_BYTES = 8 * 2**30
 """Message size used for 'large message' bus bandwidth when a point gives none (nccl-tests
@@ -242,10 +244,10 @@ def _gpu(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> GpuSpec:
     if not name:
         raise UnexpressibleError("GPU model not stated")
     base = re.sub(r"\(.*?\)", "", str(name)).strip()
-    try:
-        return resolve_gpu(base, gpus)
-    except ScenarioError as exc:
-        raise UnexpressibleError(f"GPU {name!r} is not in the catalog") from exc
+    gpu = GpuIndex.of(gpus).spec(base)
+    if gpu is None:
+        raise UnexpressibleError(f"GPU {name!r} is not in the catalog")
+    return gpu
 
 
 def _cluster(point: Mapping[str, Any], interp: Mapping[str, Any]) -> dict[str, Any]:
@@ -426,7 +428,7 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> _Expressed:
         workload, key, scale = _training(point)
     try:
         scenario = parse_scenario({"cluster": cluster, "workload": workload})
-    except ScenarioError as exc:
+    except InputError as exc:
         raise UnexpressibleError(f"inconsistent point: {exc}") from exc
     return _Expressed(scenario=scenario, gpu=gpu, output_key=key, scale=scale)
 
@@ -456,11 +458,11 @@ def check(
         pid = str(point.get("id"))
         try:
             expressed = express(point, gpus)
-            prediction = estimate(expressed.scenario, expressed.gpu, calibration).to_dict()
+            prediction = estimate(expressed.scenario, expressed.gpu, calibration).result
         except UnexpressibleError as exc:
             unexpressed.append(Unexpressed(pid, exc.reason))
             continue
-        except ScenarioError as exc:
+        except InputError as exc:
             unexpressed.append(Unexpressed(pid, f"inconsistent point: {exc}"))
             continue
         except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
@@ -468,7 +470,7 @@ def check(
             # point, like any other point the model cannot express.
             unexpressed.append(Unexpressed(pid, f"malformed point: {type(exc).__name__}: {exc}"))
             continue
-        predicted = float(prediction[expressed.output_key]) * expressed.scale
+        predicted = float(getattr(prediction, expressed.output_key)) * expressed.scale
         results.append(
             PointResult(
                 id=pid,

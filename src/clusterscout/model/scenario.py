@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from clusterscout.domain.ids import normalise_gpu_key
-from clusterscout.domain.models import FabricKind, GpuSpec
+from clusterscout.domain.errors import InputError
+from clusterscout.domain.models import FabricKind
 from clusterscout.model.defaults import complete_shape
 from clusterscout.model.inputs import (
     Algorithm,
@@ -44,20 +44,6 @@ formula stays finite."""
 KINDS = ("collective", "training", "batch", "hpc")
 
 E = TypeVar("E", bound=StrEnum)
-
-
-class ScenarioError(ValueError):
-    """A scenario field is missing or invalid.
-
-    Attributes:
-        field: dotted path of the field at fault, e.g. ``workload.parallelism.tp``.
-        message: what is wrong, in plain words.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +85,7 @@ class Scenario:
         return "hpc"
 
 
-# --- small typed readers; each raises ScenarioError naming the field -----------------------
+# --- small typed readers; each raises InputError naming the field -----------------------
 
 
 def _path(prefix: str, key: str) -> str:
@@ -108,7 +94,7 @@ def _path(prefix: str, key: str) -> str:
 
 def _object(value: Any, field: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise ScenarioError(field or "scenario", "must be a JSON object")
+        raise InputError(field or "scenario", "must be a JSON object")
     return value
 
 
@@ -117,12 +103,12 @@ def _no_unknown(obj: Mapping[str, Any], allowed: Iterable[str], prefix: str) -> 
     for key in obj:
         if key not in allowed_set:
             names = ", ".join(sorted(allowed_set))
-            raise ScenarioError(_path(prefix, str(key)), f"unknown field (allowed: {names})")
+            raise InputError(_path(prefix, str(key)), f"unknown field (allowed: {names})")
 
 
 def _required(obj: Mapping[str, Any], key: str, prefix: str) -> Any:
     if key not in obj or obj[key] is None:
-        raise ScenarioError(_path(prefix, key), "is required")
+        raise InputError(_path(prefix, key), "is required")
     return obj[key]
 
 
@@ -139,16 +125,16 @@ def _int(
     value = obj.get(key)
     if value is None:
         if default is None:
-            raise ScenarioError(field, "is required")
+            raise InputError(field, "is required")
         return default
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(field, "must be an integer")
+        raise InputError(field, "must be an integer")
     if value < minimum:
-        raise ScenarioError(field, f"must be at least {minimum}")
+        raise InputError(field, f"must be at least {minimum}")
     if maximum is not None and value > maximum:
-        raise ScenarioError(field, f"must be at most {maximum}")
+        raise InputError(field, f"must be at most {maximum}")
     return value
 
 
@@ -166,21 +152,21 @@ def _number(
     value = obj.get(key)
     if value is None:
         if default is None:
-            raise ScenarioError(field, "is required")
+            raise InputError(field, "is required")
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioError(field, "must be a number")
+        raise InputError(field, "must be a number")
     number = float(value)
     if not math.isfinite(number):
-        raise ScenarioError(field, "must be a finite number")
+        raise InputError(field, "must be a finite number")
     if positive and number <= 0:
-        raise ScenarioError(field, "must be greater than 0")
+        raise InputError(field, "must be greater than 0")
     if positive and number < minimum:
-        raise ScenarioError(field, f"must be at least {minimum:g}")
+        raise InputError(field, f"must be at least {minimum:g}")
     if not positive and number < 0:
-        raise ScenarioError(field, "must not be negative")
+        raise InputError(field, "must not be negative")
     if maximum is not None and number > maximum:
-        raise ScenarioError(field, f"must be at most {maximum:g}")
+        raise InputError(field, f"must be at most {maximum:g}")
     return number
 
 
@@ -189,23 +175,23 @@ def _enum(obj: Mapping[str, Any], key: str, prefix: str, enum: type[E], default:
     value = obj.get(key)
     if value is None:
         if default is None:
-            raise ScenarioError(field, "is required")
+            raise InputError(field, "is required")
         return default
     allowed = ", ".join(m.value for m in enum)
     if not isinstance(value, str):
-        raise ScenarioError(field, f"must be one of: {allowed}")
+        raise InputError(field, f"must be one of: {allowed}")
     key_norm = value.strip().lower().replace("-", "_")
     for member in enum:
         if member.value == key_norm:
             return member
-    raise ScenarioError(field, f"{value!r} is not one of: {allowed}")
+    raise InputError(field, f"{value!r} is not one of: {allowed}")
 
 
 def _optional_bool(obj: Mapping[str, Any], key: str, prefix: str) -> bool | None:
     value = obj.get(key)
     if value is None or isinstance(value, bool):
         return value
-    raise ScenarioError(_path(prefix, key), "must be true, false or null")
+    raise InputError(_path(prefix, key), "must be true, false or null")
 
 
 # --- cluster -----------------------------------------------------------------------------
@@ -222,7 +208,7 @@ def parse_cluster(value: Any) -> ClusterInput:
     _no_unknown(obj, _CLUSTER_KEYS, "cluster")
     gpu = _required(obj, "gpu", "cluster")
     if not isinstance(gpu, str) or not gpu.strip():
-        raise ScenarioError("cluster.gpu", "must be a GPU name")
+        raise InputError("cluster.gpu", "must be a GPU name")
     gpn = _int(obj, "gpus_per_node", "cluster", default=8, maximum=MAX_GPUS_PER_NODE)
     nodes = _int(obj, "nodes", "cluster", maximum=MAX_NODES)
     fabric: FabricKind | None = None
@@ -232,9 +218,9 @@ def parse_cluster(value: Any) -> ClusterInput:
     if obj.get("per_node_gbps") is not None:
         gbps = _number(obj, "per_node_gbps", "cluster", minimum=1e-3, maximum=1e6)
     if nodes > 1 and fabric is None:
-        raise ScenarioError("cluster.fabric", "is required when nodes > 1")
+        raise InputError("cluster.fabric", "is required when nodes > 1")
     if nodes > 1 and gbps is None:
-        raise ScenarioError("cluster.per_node_gbps", "is required when nodes > 1")
+        raise InputError("cluster.per_node_gbps", "is required when nodes > 1")
     return ClusterInput(
         gpu=gpu.strip(),
         gpus_per_node=gpn,
@@ -253,7 +239,7 @@ def parse_collective(obj: Mapping[str, Any], cluster: ClusterInput) -> Collectiv
     prefix = "workload"
     _no_unknown(obj, ("kind", "op", "message_bytes", "algorithm"), prefix)
     if cluster.gpus < 2:
-        raise ScenarioError("cluster.nodes", "a collective needs at least 2 GPUs")
+        raise InputError("cluster.nodes", "a collective needs at least 2 GPUs")
     return CollectiveWorkload(
         op=_enum(obj, "op", prefix, CollectiveOp, None),
         message_bytes=_number(obj, "message_bytes", prefix, minimum=1, maximum=MAX_MESSAGE_BYTES),
@@ -287,7 +273,7 @@ def parse_model(value: Any) -> ModelShape:
 
     layers, hidden, heads, kv_heads = opt("layers"), opt("hidden"), opt("heads"), opt("kv_heads")
     if heads is not None and kv_heads is not None and heads % kv_heads:
-        raise ScenarioError(f"{prefix}.kv_heads", "must divide heads")
+        raise InputError(f"{prefix}.kv_heads", "must divide heads")
     return complete_shape(
         params,
         layers=layers,
@@ -313,18 +299,18 @@ def parse_parallelism(value: Any, gpus: int, layers: int) -> Parallelism:
     cp = _int(obj, "cp", prefix, default=1)
     vp = _int(obj, "vp", prefix, default=1)
     if pp > layers:
-        raise ScenarioError(f"{prefix}.pp", f"must not exceed the {layers} layers")
+        raise InputError(f"{prefix}.pp", f"must not exceed the {layers} layers")
     if vp > 1 and pp == 1:
-        raise ScenarioError(f"{prefix}.vp", "interleaving (vp > 1) needs pp > 1")
+        raise InputError(f"{prefix}.vp", "interleaving (vp > 1) needs pp > 1")
     if pp * vp > layers:
-        raise ScenarioError(f"{prefix}.vp", f"pp * vp must not exceed the {layers} layers")
+        raise InputError(f"{prefix}.vp", f"pp * vp must not exceed the {layers} layers")
     replica = tp * pp * cp
     if gpus % replica:
-        raise ScenarioError(prefix, f"tp*pp*cp = {replica} must divide the cluster's {gpus} GPUs")
+        raise InputError(prefix, f"tp*pp*cp = {replica} must divide the cluster's {gpus} GPUs")
     derived = gpus // replica
     dp = _int(obj, "dp", prefix, default=derived)
     if dp != derived:
-        raise ScenarioError(f"{prefix}.dp", f"must equal gpus/(tp*pp*cp) = {derived} (got {dp})")
+        raise InputError(f"{prefix}.dp", f"must equal gpus/(tp*pp*cp) = {derived} (got {dp})")
     sharding = _enum(obj, "sharding", prefix, Sharding, Sharding.NONE)
     return Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, vp=vp, sharding=sharding)
 
@@ -356,9 +342,9 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
     micro_batch = _int(obj, "micro_batch", prefix, default=1, maximum=100_000)
     par = parse_parallelism(obj.get("parallelism"), cluster.gpus, model.layers)
     if seq_len % par.cp:
-        raise ScenarioError("workload.seq_len", f"must be a multiple of cp = {par.cp}")
+        raise InputError("workload.seq_len", f"must be a multiple of cp = {par.cp}")
     if global_batch % (par.dp * micro_batch):
-        raise ScenarioError(
+        raise InputError(
             "workload.global_batch",
             f"must be a multiple of dp * micro_batch = {par.dp * micro_batch}",
         )
@@ -400,10 +386,10 @@ def parse_hpc(obj: Mapping[str, Any], cluster: ClusterInput) -> HpcWorkload:
         prefix,
     )
     if cluster.gpus_per_node < 2:
-        raise ScenarioError("cluster.gpus_per_node", "an hpc profile needs at least 2 GPUs")
+        raise InputError("cluster.gpus_per_node", "an hpc profile needs at least 2 GPUs")
     share = _number(obj, "comm_share", prefix, default=0.0, positive=False)
     if share >= 1:
-        raise ScenarioError("workload.comm_share", "must be below 1")
+        raise InputError("workload.comm_share", "must be below 1")
     return HpcWorkload(
         step_time_one_node_s=_number(
             obj, "step_time_one_node_s", prefix, minimum=1e-9, maximum=1e9
@@ -419,7 +405,7 @@ def parse_scenario(obj: Mapping[str, Any]) -> Scenario:
     """Validate a scenario object (parsed JSON) into a ``Scenario``.
 
     Raises:
-        ScenarioError: naming the first field at fault; unknown keys are errors.
+        InputError: naming the first field at fault; unknown keys are errors.
     """
     root = _object(obj, "")
     _no_unknown(root, ("cluster", "workload"), "")
@@ -427,7 +413,7 @@ def parse_scenario(obj: Mapping[str, Any]) -> Scenario:
     workload = _object(_required(root, "workload", ""), "workload")
     kind = workload.get("kind")
     if kind not in KINDS:
-        raise ScenarioError("workload.kind", f"must be one of: {', '.join(KINDS)}")
+        raise InputError("workload.kind", f"must be one of: {', '.join(KINDS)}")
     parsed: Workload
     if kind == "collective":
         parsed = parse_collective(workload, cluster)
@@ -438,20 +424,3 @@ def parse_scenario(obj: Mapping[str, Any]) -> Scenario:
     else:
         parsed = parse_hpc(workload, cluster)
     return Scenario(cluster=cluster, workload=parsed)
-
-
-def resolve_gpu(name: str, gpus: Sequence[GpuSpec], field: str = "cluster.gpu") -> GpuSpec:
-    """The GPU whose canonical name or alias matches ``name``.
-
-    Case, spaces, dashes and underscores are ignored (``normalise_gpu_key``).
-
-    Raises:
-        ScenarioError: naming ``field`` (the scenario's ``cluster.gpu`` unless the caller's
-            input calls it otherwise, e.g. the plan's ``gpu``), listing the known names.
-    """
-    key = normalise_gpu_key(name)
-    for gpu in gpus:
-        if key in {normalise_gpu_key(n) for n in (gpu.name, *gpu.aliases)}:
-            return gpu
-    known = ", ".join(sorted(g.name for g in gpus))
-    raise ScenarioError(field, f"unknown GPU {name!r} (known: {known})")

@@ -38,10 +38,20 @@ class BuildStats:
     data_version: str
 
 
+def _catalog_files(data_dir: Path) -> list[Path]:
+    # Installed, data/ is a package (clusterscout.data): its __init__.py and any bytecode
+    # are packaging, not catalog, and must not change the version.
+    return sorted(
+        p
+        for p in data_dir.rglob("*")
+        if p.is_file() and p.suffix not in {".py", ".pyc"} and "__pycache__" not in p.parts
+    )
+
+
 def data_version(data_dir: Path) -> str:
-    """Content hash of every file under data/: changes whenever the catalog does."""
+    """Content hash of every catalog file under data/: changes whenever the catalog does."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in data_dir.rglob("*") if p.is_file()):
+    for path in _catalog_files(data_dir):
         digest.update(str(path.relative_to(data_dir)).encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())

@@ -11,7 +11,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, true
 
 from clusterscout.catalog.filters import OfferFilter, SortKey
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import (
+    GpuSpec,
     MultiNode,
     OrchestrationKind,
     ProvisioningMode,
@@ -158,6 +160,24 @@ def facet_counts(conn: Connection, f: OfferFilter, column: str) -> dict[str, int
 def read_meta(conn: Connection) -> dict[str, str]:
     """Build metadata: data_version and built_at."""
     return {r.key: r.value for r in conn.execute(select(meta))}
+
+
+def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:
+    """GPU reference data stored with the build (without their sources)."""
+    raw = read_meta(conn).get("gpus_json")
+    if not raw:
+        return ()
+    specs = []
+    for item in json.loads(raw):
+        item["aliases"] = tuple(item.get("aliases") or ())
+        item["sources"] = ()
+        specs.append(GpuSpec(**item))
+    return tuple(specs)
+
+
+def gpu_index(conn: Connection) -> GpuIndex:
+    """The GPU index over the stored reference data and every GPU that has an offer."""
+    return GpuIndex.of(gpu_specs(conn), gpu_names(conn))
 
 
 def count_offers(conn: Connection, f: OfferFilter) -> int:

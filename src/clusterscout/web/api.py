@@ -7,14 +7,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from starlette.responses import JSONResponse, Response
 
-from clusterscout import services
+from clusterscout.app import offers, prices
 from clusterscout.catalog.exports import OFFER_COLUMNS, offer_row, to_csv
-from clusterscout.catalog.filters import FilterError
+from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import MultiNode
-from clusterscout.store import queries
-from clusterscout.store.prices import price_history_view
 from clusterscout.web import api_docs, params, viewmodels
-from clusterscout.web.errors import ApiError
+from clusterscout.web.api_error import ApiError
 from clusterscout.web.runtime import state_of
 from clusterscout.web.schemas import (
     HealthOut,
@@ -33,13 +31,13 @@ def _meta(request: Request) -> dict[str, Any]:
     return {"data_version": meta["data_version"], "built_at": meta["built_at"] or None}
 
 
-def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], queries.Page]:
+def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], offers.Page]:
     names = ("limit", "offset") if paged else ()
     raw = params.split(request.query_params.multi_items(), names)
     limit = params.int_param(raw.paging, "limit", params.API_DEFAULT_LIMIT, 1, params.API_MAX_LIMIT)
     offset = params.int_param(raw.paging, "offset", 0, 0, params.MAX_OFFSET)
     with state_of(request).engine.connect() as conn:
-        f, sort, page = services.find_offers(
+        f, sort, page = offers.find_offers(
             conn, raw.filters, limit if paged else None, offset if paged else 0
         )
     filters: dict[str, list[str]] = {}
@@ -60,7 +58,7 @@ def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], que
 def list_offers(request: Request) -> Response:
     """Offers matching every filter; ``count`` is the total before ``limit``/``offset``."""
     meta, page = _offers_query(request, paged=True)
-    records = services.mark_freshness(page.records, _stale_after(request), viewmodels.today())
+    records = offers.mark_freshness(page.records, _stale_after(request), viewmodels.today())
     return JSONResponse({"data": records, "count": page.count, "meta": meta})
 
 
@@ -74,7 +72,7 @@ def list_offers(request: Request) -> Response:
 def offers_csv(request: Request) -> Response:
     """Every matching offer as CSV; unknown values are empty cells."""
     _, page = _offers_query(request, paged=False)
-    records = services.mark_freshness(page.records, _stale_after(request), viewmodels.today())
+    records = offers.mark_freshness(page.records, _stale_after(request), viewmodels.today())
     body = to_csv((offer_row(r) for r in records), OFFER_COLUMNS)
     return Response(
         body,
@@ -94,18 +92,18 @@ def list_providers(request: Request) -> Response:
     """Providers by name, optionally by multi-node status."""
     unknown = sorted(set(request.query_params) - {"multi_node"})
     if unknown:
-        raise FilterError(unknown[0], "unknown parameter (known: multi_node)")
+        raise InputError(unknown[0], "unknown parameter (known: multi_node)")
     values = [v for v in request.query_params.getlist("multi_node") if v.strip()]
     if len(values) > 1:
-        raise FilterError("multi_node", "may be given only once")
+        raise InputError("multi_node", "may be given only once")
     status = None
     if values:
         try:
             status = MultiNode.parse(values[0])
         except ValueError as exc:
-            raise FilterError("multi_node", str(exc)) from None
+            raise InputError("multi_node", str(exc)) from None
     with state_of(request).engine.connect() as conn:
-        page = queries.list_providers(conn, status)
+        page = offers.list_providers(conn, status)
     return JSONResponse({"data": page.records, "count": page.count, "meta": _meta(request)})
 
 
@@ -118,12 +116,12 @@ def list_providers(request: Request) -> Response:
 def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -> Response:
     """A provider record plus ``offers``."""
     if request.query_params:
-        raise FilterError(next(iter(request.query_params)), "unknown parameter")
+        raise InputError(next(iter(request.query_params)), "unknown parameter")
     with state_of(request).engine.connect() as conn:
-        record = queries.get_provider(conn, slug)
+        record = offers.provider(conn, slug)
     if record is None:
         raise ApiError(404, "not_found", f"unknown provider {slug[:80]!r}", "slug")
-    services.mark_freshness([record], _stale_after(request), viewmodels.today())
+    offers.mark_freshness([record], _stale_after(request), viewmodels.today())
     return JSONResponse(record)
 
 
@@ -137,10 +135,10 @@ def offer_prices(request: Request, offer_id: Annotated[str, Path(max_length=200)
     """Every price observation of an offer, newest first, with ``age_days`` and ``stale``;
     ``current`` is the newest per tier and term and ``series`` the same data per line."""
     if request.query_params:
-        raise FilterError(next(iter(request.query_params)), "unknown parameter")
+        raise InputError(next(iter(request.query_params)), "unknown parameter")
     stale_after = _stale_after(request)
     with state_of(request).engine.connect() as conn:
-        view = price_history_view(conn, offer_id, viewmodels.today(), stale_after)
+        view = prices.history(conn, offer_id, viewmodels.today(), stale_after)
     if view is None:
         raise ApiError(404, "not_found", f"unknown offer {offer_id[:80]!r}", "offer_id")
     meta = {**_meta(request), "offer_id": offer_id, "stale_after_days": stale_after}

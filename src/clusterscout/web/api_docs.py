@@ -1,65 +1,74 @@
 """OpenAPI descriptions of the query parameters the API really reads.
 
-Parameters are parsed by the one filter parser (``services.find_offers``), not by FastAPI, so
-they are documented here, once, and attached to the operations with ``openapi_extra``.
+Parameters are parsed by the one filter parser (``app.inputs``), not by FastAPI, so they are
+documented here, from the fields table, and attached to the operations with ``openapi_extra``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from clusterscout.catalog.filters import FILTER_NAMES, SortKey
-from clusterscout.domain.models import (
-    FabricKind,
-    MultiNode,
-    OrchestrationKind,
-    PriceTier,
-    ProvisioningMode,
-)
+from clusterscout.app.fields import OFFER_FILTERS, PLAN_FIELDS, Field, Kind, Use
+from clusterscout.catalog.filters import SortKey
+from clusterscout.domain.models import MultiNode
 from clusterscout.web import params
 from clusterscout.web.schemas import ErrorOut
 
 _BOOL: Final = {"type": "string", "enum": ["true", "false"]}
 
 
-def _array(items: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "array", "items": items}
+def _query_schema(field: Field) -> dict[str, Any]:
+    """The OpenAPI schema of one offer filter as a query parameter (text, read by the table)."""
+    item: dict[str, Any]
+    if field.kind is Kind.BOOL:
+        item = dict(_BOOL)
+    elif field.kind in {Kind.NUMBER, Kind.INTEGER}:
+        item = {"type": "number" if field.kind is Kind.NUMBER else "integer", "minimum": 0}
+        if field.maximum is not None:
+            item["maximum"] = field.maximum
+    elif field.values:
+        item = {"type": "string", "enum": list(field.values)}
+    else:
+        item = {"type": "string"}
+        if field.kind is Kind.TEXT and field.maximum is not None:
+            item["maxLength"] = int(field.maximum)
+    return {"type": "array", "items": item} if field.repeatable else item
 
 
 FILTER_PARAMETERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
-    "multi_node": (_BOOL, "Only offers of providers with (true) or without (false) multi-node."),
-    "gpu": (
-        _array({"type": "string"}),
-        "GPU model, canonical name or alias (repeatable, e.g. H100-SXM-80GB, H100).",
-    ),
-    "fabric": (
-        _array({"type": "string", "enum": list(FabricKind.values())}),
-        "Inter-node fabric (repeatable; any of them matches).",
-    ),
-    "min_gbps": ({"type": "number", "minimum": 0}, "Minimum inter-node Gbit/s per node."),
-    "rdma": (_BOOL, "GPUDirect RDMA supported (true) or not (false)."),
-    "orchestration": (
-        _array({"type": "string", "enum": list(OrchestrationKind.values())}),
-        "Managed scheduler (repeatable; all must hold).",
-    ),
-    "provisioning": (
-        _array({"type": "string", "enum": list(ProvisioningMode.values())}),
-        "How the cluster can be obtained (repeatable; any of them matches).",
-    ),
-    "max_price": (
-        {"type": "number", "minimum": 0},
-        "Maximum from-price, USD per GPU-hour (of price_tier when given, else of any tier).",
-    ),
-    "min_nodes": ({"type": "integer", "minimum": 0}, "Cluster size (nodes) the offer can reach."),
-    "region": ({"type": "string"}, "Region substring, case-insensitive."),
-    "provider": (_array({"type": "string"}), "Provider slug (repeatable)."),
-    "price_tier": (
-        {"type": "string", "enum": list(PriceTier.values())},
-        "Only offers priced in this tier; max_price and sort=price then use that tier's "
-        "lowest price. The records' from_usd_per_gpu_hour stays the lowest of any tier.",
-    ),
+    f.name: (_query_schema(f), f.help) for f in OFFER_FILTERS
 }
-assert tuple(sorted(FILTER_PARAMETERS)) == tuple(sorted(FILTER_NAMES))  # noqa: S101
+"""Each offer filter's schema and description, straight from the fields table."""
+
+
+def _body_schema(field: Field) -> dict[str, Any]:
+    """The JSON schema of one plan field in the body of ``POST /api/v1/plan``."""
+    item: dict[str, Any]
+    if field.kind is Kind.BOOL:
+        item = {"type": "boolean"}
+    elif field.kind in {Kind.NUMBER, Kind.INTEGER}:
+        item = {"type": "number" if field.kind is Kind.NUMBER else "integer"}
+        if field.minimum is not None:
+            item["minimum"] = field.minimum
+        if field.maximum is not None:
+            item["maximum"] = field.maximum
+    elif field.values:
+        item = {"type": "string", "enum": list(field.values)}
+    else:
+        item = {"type": "string"}
+    item["description"] = field.help
+    if field.repeatable and field.used_as(Use.PLAN_FILTER):
+        return {"anyOf": [item, {"type": "array", "items": item}], "description": field.help}
+    return item
+
+
+def plan_body_schema() -> dict[str, Any]:
+    """The request body of ``POST /api/v1/plan``: one property per plan field of the table."""
+    return {
+        "type": "object",
+        "properties": {f.name: _body_schema(f) for f in PLAN_FIELDS},
+        "additionalProperties": False,
+    }
 
 
 def _param(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:

@@ -10,9 +10,9 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import PlainTextResponse, Response
 
-from clusterscout import __version__
-from clusterscout.services import open_engine
+from clusterscout.app.database import open_engine
 from clusterscout.settings import Settings
+from clusterscout.version import __version__
 from clusterscout.web import api, errors, model_api, pages, plan_pages, price_history
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
 from clusterscout.web.middleware import HeadAsGetMiddleware, HeadersMiddleware

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Final
 
+from clusterscout.domain.models import FabricKind, OrchestrationKind, PriceTier, ProvisioningMode
 from clusterscout.web.i18n import N_, Formatter
 
 FABRIC_LABELS: Final = {
@@ -28,6 +30,13 @@ PROVISIONING_LABELS: Final = {
     "waitlist": N_("waitlist"),
 }
 ORCHESTRATION_LABELS: Final = {"slurm": "Slurm", "kubernetes": "Kubernetes"}
+VALUE_LABELS: Final[Mapping[type[StrEnum], Mapping[str, str]]] = {
+    FabricKind: FABRIC_LABELS,
+    OrchestrationKind: ORCHESTRATION_LABELS,
+    ProvisioningMode: PROVISIONING_LABELS,
+    PriceTier: TIER_LABELS,
+}
+"""Display names (or message ids) of the values of each enum a field of ``app.fields`` offers."""
 MULTI_NODE_LABELS: Final = {"yes": N_("yes"), "no": N_("no"), "unknown": N_("unknown")}
 GRANULARITY_LABELS: Final = {
     "per_second": N_("per second"),

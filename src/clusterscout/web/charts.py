@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import pygal
 from pygal.style import Style
+from starlette.responses import Response
 
 from clusterscout.web.i18n import Formatter
 
@@ -197,3 +198,8 @@ def price_history_svg(fmt: Formatter, series: Sequence[PriceSeries]) -> str:
     for s in series:
         chart.add(s.label, [(d.toordinal(), v) for d, v in s.points])
     return _render(chart)
+
+
+def svg_response(body: str) -> Response:
+    """An SVG image with a policy that lets its own inline stylesheet apply, nothing else."""
+    return Response(body, media_type=SVG_MEDIA_TYPE, headers={"Content-Security-Policy": SVG_CSP})

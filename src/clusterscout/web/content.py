@@ -12,7 +12,8 @@ from typing import Any, Final
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 
-CONTENT_DIR: Final = Path(__file__).resolve().parents[3] / "content"
+from clusterscout import resources
+
 FALLBACK_LANG: Final = "en"
 _ANCHOR: Final = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
 _FRONT: Final = re.compile(r"\A\+\+\+\s*\n(.*?)\n\+\+\+\s*\n", re.DOTALL)
@@ -102,14 +103,17 @@ def parse(raw: str, lang: str, *, fallback: bool = False) -> Document:
 
 
 @lru_cache(maxsize=64)
-def load(kind: str, slug: str, lang: str, content_dir: Path = CONTENT_DIR) -> Document | None:
+def load(kind: str, slug: str, lang: str, content_dir: Path | None = None) -> Document | None:
     """The document ``content/{lang}/{kind}/{slug}.md``, falling back to English.
+
+    ``content_dir`` defaults to the content shipped with the package.
 
     Returns:
         None when neither the language nor English has the file.
     """
+    root = content_dir if content_dir is not None else resources.content_dir()
     for candidate in (lang, FALLBACK_LANG):
-        path = content_dir / candidate / kind / f"{slug}.md"
+        path = root / candidate / kind / f"{slug}.md"
         if path.is_file():
             return parse(path.read_text(encoding="utf-8"), candidate, fallback=candidate != lang)
     return None

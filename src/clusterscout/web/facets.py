@@ -1,4 +1,8 @@
-"""The filter sidebar: one group per DESIGN filter name, with counts under the other filters."""
+"""The filter sidebar: one group per offer filter of the fields table, with counts.
+
+Groups, their order, labels and controls come from ``app.fields``; counts hold the other
+filters fixed (a checkbox shows how many offers ticking it would leave).
+"""
 
 from __future__ import annotations
 
@@ -8,23 +12,25 @@ from typing import Any, Final
 
 from sqlalchemy import Connection
 
+from clusterscout.app import offers
+from clusterscout.app.fields import OFFER_FILTERS, Field, Kind, Widget
 from clusterscout.catalog.filters import OfferFilter, SortKey
-from clusterscout.domain.models import FabricKind, OrchestrationKind, PriceTier, ProvisioningMode
-from clusterscout.store import queries
-from clusterscout.web.cells import (
-    FABRIC_LABELS,
-    ORCHESTRATION_LABELS,
-    PROVISIONING_LABELS,
-    TIER_LABELS,
-)
-from clusterscout.web.i18n import N_, Formatter
+from clusterscout.domain.messages import N_
+from clusterscout.web.cells import VALUE_LABELS
+from clusterscout.web.i18n import Formatter
 
-GBPS_STEPS: Final = (400, 800, 1600, 3200)
 SORT_LABELS: Final = {
     SortKey.PRICE: N_("Price (lowest first)"),
     SortKey.GBPS: N_("Bandwidth per node (highest first)"),
     SortKey.NODES: N_("Cluster size (largest first)"),
     SortKey.PROVIDER: N_("Provider (A–Z)"),
+}
+_KIND: Final = {
+    Widget.SELECT: "select",
+    Widget.CHECKBOXES: "checkbox",
+    Widget.CHECKBOX: "checkbox",
+    Widget.NUMBER: "number",
+    Widget.TEXT: "text",
 }
 
 
@@ -57,21 +63,100 @@ def _opt(name: str, value: str, label: str, count: int | None, checked: bool) ->
     return Option(value, label, count, checked, f"f-{name}-{value}".replace(".", "-"))
 
 
-def _checkboxes(
-    name: str,
-    label: str,
-    choices: Sequence[tuple[str, str]],
-    counts: Mapping[str, int],
-    selected: Sequence[str],
+def _with(f: OfferFilter, name: str, value: Any) -> OfferFilter:
+    """``f`` with one filter set by name (the table's names are OfferFilter's attributes)."""
+    changes: dict[str, Any] = {name: value}
+    return replace(f, **changes)
+
+
+def _text(value: Any) -> str:
+    """A filter value as the form sends it back."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _choices(
+    conn: Connection, fmt: Formatter, field: Field, providers: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, str]]:
+    """(value, label) pairs of a filter with several values."""
+    if field.kind is Kind.GPU:
+        return [(g, g) for g in offers.gpu_names(conn)]
+    if field.kind is Kind.PROVIDER:
+        pairs = ((s, str(p["name"])) for s, p in providers.items())
+        return sorted(pairs, key=lambda c: c[1].lower())
+    labels = VALUE_LABELS[field.enum] if field.enum else {}
+    return [(v, fmt.gettext(labels.get(v, v))) for v in field.values]
+
+
+def _counts(
+    conn: Connection, f: OfferFilter, field: Field, values: Sequence[str]
+) -> dict[str, int]:
+    """Offers each value would leave, the field's other values aside (any-of) or added (all-of)."""
+    if field.name in offers.COUNTED_COLUMNS:
+        return offers.value_counts(conn, _with(f, field.name, ()), field.name)
+    current: tuple[Any, ...] = getattr(f, field.name)
+    out = {}
+    for member in field.enum or ():
+        wanted = tuple(dict.fromkeys((*current, member))) if field.all_of else (member,)
+        out[member.value] = offers.count_offers(conn, _with(f, field.name, wanted))
+    return {v: out.get(v, 0) for v in values}
+
+
+def _group(
+    conn: Connection,
+    fmt: Formatter,
+    f: OfferFilter,
+    field: Field,
+    providers: Mapping[str, Mapping[str, Any]],
 ) -> Group:
-    options = tuple(
-        _opt(name, value, text, counts.get(value, 0), value in selected) for value, text in choices
+    facet = field.facet
+    assert facet is not None  # noqa: S101 - only rows with a facet get here
+    _ = fmt.gettext
+    name, label, value = field.name, _(field.label), getattr(f, field.name)
+    hint = _(facet.hint) if facet.hint else ""
+    if facet.widget is Widget.CHECKBOXES:
+        choices = _choices(conn, fmt, field, providers)
+        counts = _counts(conn, f, field, [v for v, _t in choices])
+        selected = {_text(v) for v in value}
+        options = tuple(_opt(name, v, t, counts.get(v, 0), v in selected) for v, t in choices)
+        return Group(name, label, "checkbox", options, hint=hint)
+    if facet.widget is Widget.CHECKBOX:
+        count = offers.count_offers(conn, _with(f, name, True))
+        option = _opt(name, "true", _(facet.option_label), count, value is True)
+        return Group(name, label, "checkbox", (option,), hint=hint)
+    if facet.widget is Widget.SELECT:
+        # Select options carry no count: a <select> cannot show one (checkbox groups do), so
+        # counting would cost a query per option on every page for nothing.
+        current = _text(value)
+        pairs: list[tuple[str, str]] = [("", _(facet.empty))]
+        if field.kind is Kind.BOOL:
+            pairs += [("true", _("yes")), ("false", _("no"))]
+        elif facet.suggestions:
+            numbers = list(facet.suggestions)
+            if value is not None and value not in numbers:
+                numbers.append(value)
+            pairs += [
+                (_text(float(n)), _(facet.option_label) % {"num": fmt.number(n)}) for n in numbers
+            ]
+        else:
+            pairs += _choices(conn, fmt, field, providers)
+        options = tuple(_opt(name, v, t, None, v == current) for v, t in pairs)
+        return Group(name, label, "select", options, hint=hint)
+    placeholder = _(facet.placeholder) if facet.placeholder else ""
+    return Group(
+        name,
+        label,
+        _KIND[facet.widget],
+        value=_text(value),
+        step=facet.step,
+        placeholder=placeholder,
+        hint=hint,
     )
-    return Group(name, label, "checkbox", options)
-
-
-def _fmt_num(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
 
 
 def build_groups(
@@ -83,124 +168,16 @@ def build_groups(
     *,
     all_offers: bool,
 ) -> list[Group]:
-    """Facet groups for the current filter ``f``; counts hold the other filters fixed."""
-    _ = fmt.gettext
-    gpus = queries.gpu_names(conn)
-    gpu_counts = queries.facet_counts(conn, replace(f, gpu=()), "gpu")
-    fabric_counts = queries.facet_counts(conn, replace(f, fabric=()), "fabric")
-    groups: list[Group] = []
-    if all_offers:
-        mn = "" if f.multi_node is None else ("true" if f.multi_node else "false")
-        groups.append(
-            Group(
-                "multi_node",
-                _("Multi-node"),
-                "select",
-                (
-                    _opt("multi_node", "", _("any"), None, mn == ""),
-                    _opt("multi_node", "true", _("yes"), None, mn == "true"),
-                    _opt("multi_node", "false", _("no"), None, mn == "false"),
-                ),
-            )
-        )
-    groups.append(_checkboxes("gpu", _("GPU model"), [(g, g) for g in gpus], gpu_counts, f.gpu))
-    groups.append(
-        _checkboxes(
-            "fabric",
-            _("Fabric"),
-            [(k.value, FABRIC_LABELS[k.value]) for k in FabricKind],
-            fabric_counts,
-            [k.value for k in f.fabric],
-        )
-    )
-    rdma_count = queries.count_offers(conn, replace(f, rdma=True))
-    groups.append(
-        Group(
-            "rdma",
-            _("GPUDirect RDMA"),
-            "checkbox",
-            (_opt("rdma", "true", _("required"), rdma_count, f.rdma is True),),
-        )
-    )
-    # Select options carry no count: a <select> cannot show one (checkbox groups do), so
-    # counting would cost a query per option on every page for nothing.
-    gbps_options = [_opt("min_gbps", "", _("any"), None, f.min_gbps is None)]
-    for step in GBPS_STEPS:
-        label = _("at least %(num)s Gbit/s") % {"num": fmt.number(step)}
-        gbps_options.append(_opt("min_gbps", str(step), label, None, f.min_gbps == step))
-    if f.min_gbps is not None and f.min_gbps not in GBPS_STEPS:
-        label = _("at least %(num)s Gbit/s") % {"num": fmt.number(f.min_gbps)}
-        gbps_options.append(_opt("min_gbps", _fmt_num(f.min_gbps), label, None, True))
-    groups.append(Group("min_gbps", _("Bandwidth per node"), "select", tuple(gbps_options)))
-    orch = tuple(
-        _opt(
-            "orchestration",
-            k.value,
-            ORCHESTRATION_LABELS[k.value],
-            queries.count_offers(
-                conn, replace(f, orchestration=tuple(dict.fromkeys((*f.orchestration, k))))
-            ),
-            k in f.orchestration,
-        )
-        for k in OrchestrationKind
-    )
-    groups.append(Group("orchestration", _("Managed orchestration"), "checkbox", orch))
-    prov = tuple(
-        _opt(
-            "provisioning",
-            m.value,
-            _(PROVISIONING_LABELS[m.value]),
-            queries.count_offers(conn, replace(f, provisioning=(m,))),
-            m in f.provisioning,
-        )
-        for m in ProvisioningMode
-    )
-    groups.append(Group("provisioning", _("Provisioning"), "checkbox", prov))
-    tier_options = [_opt("price_tier", "", _("any (lowest listed)"), None, f.price_tier is None)]
-    tier_options.extend(
-        _opt("price_tier", t.value, _(TIER_LABELS[t.value]), None, f.price_tier is t)
-        for t in PriceTier
-    )
-    groups.append(
-        Group(
-            "price_tier",
-            _("Price tier"),
-            "select",
-            tuple(tier_options),
-            hint=_("Shows, filters and sorts on this tier's price; offers without one drop out."),
-        )
-    )
-    groups.append(
-        Group(
-            "max_price",
-            _("Max price (USD per GPU-hour)"),
-            "number",
-            value=_fmt_num(f.max_price),
-            step="0.01",
-        )
-    )
-    groups.append(
-        Group(
-            "min_nodes",
-            _("Minimum cluster size (nodes)"),
-            "number",
-            value=_fmt_num(f.min_nodes),
-            step="1",
-        )
-    )
-    groups.append(
-        Group("region", _("Region"), "text", value=f.region or "", placeholder=_("e.g. us-east"))
-    )
-    if all_offers:
-        counts = queries.facet_counts(conn, replace(f, provider=()), "provider")
-        choices = sorted(
-            ((s, str(p["name"])) for s, p in providers.items()), key=lambda c: c[1].lower()
-        )
-        groups.append(_checkboxes("provider", _("Provider"), choices, counts, f.provider))
+    """Facet groups for the current filter ``f``, in the table's order, then the sort."""
+    groups = [
+        _group(conn, fmt, f, field, providers)
+        for field in OFFER_FILTERS
+        if field.facet is not None and (all_offers or not field.facet.all_offers_only)
+    ]
     sort_options = tuple(
-        _opt("sort", k.value, _(SORT_LABELS[k]), None, k is sort) for k in SORT_LABELS
+        _opt("sort", k.value, fmt.gettext(SORT_LABELS[k]), None, k is sort) for k in SORT_LABELS
     )
-    groups.append(Group("sort", _("Sort by"), "select", sort_options))
+    groups.append(Group("sort", fmt.gettext("Sort by"), "select", sort_options))
     return groups
 
 

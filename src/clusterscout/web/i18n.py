@@ -31,6 +31,10 @@ from babel.numbers import (
 from babel.support import Translations
 from babel.units import format_unit
 
+from clusterscout.domain.messages import N_
+
+__all__ = ["N_"]  # re-exported: the web's modules mark their text with it
+
 DEFAULT_LOCALE: Final = "en"
 # The URL prefix is the language; Portuguese follows Brazilian conventions (ADR 0004).
 KNOWN_LOCALES: Final[dict[str, Locale]] = {
@@ -43,11 +47,6 @@ KNOWN_LOCALES: Final[dict[str, Locale]] = {
 TRANSLATED_LOCALES: Final = tuple(k for k in KNOWN_LOCALES if k != DEFAULT_LOCALE)
 LOCALE_DIR: Final = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN: Final = "messages"
-
-
-def N_(message: str) -> str:  # noqa: N802 - the gettext convention for "mark, translate later"
-    """Mark a string for extraction without translating it now."""
-    return message
 
 
 def po_path(lang: str, locale_dir: Path = LOCALE_DIR) -> Path:

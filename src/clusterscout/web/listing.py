@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from clusterscout import services
+from clusterscout.app import offers
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.web import facets, params, reference
 from clusterscout.web.i18n import Formatter
@@ -66,7 +66,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     """Parse the query through the one filter parser, run the query, shape the results.
 
     Raises:
-        FilterError: for any filter, sort or page value that cannot be understood.
+        InputError: for any filter, sort or page value that cannot be understood.
     """
     st = state_of(request)
     raw = params.split(request.query_params.multi_items(), ("page", reference.PARAM))
@@ -78,7 +78,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     size = params.PAGE_SIZE
     providers = st.providers()
     with st.engine.connect() as conn:
-        f, sort, result = services.find_offers(conn, filters, size, (page - 1) * size)
+        f, sort, result = offers.find_offers(conn, filters, size, (page - 1) * size)
         groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)
     drop = () if all_offers else ("multi_node",)
     pairs = params.canonical_pairs(f, sort, page=page, drop=drop)

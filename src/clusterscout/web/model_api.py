@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from collections.abc import Callable
+from typing import Annotated, Any, Final, TypeVar
 
 from fastapi import APIRouter, Body, Request
+from sqlalchemy import Connection
 from starlette.responses import JSONResponse, Response
 
-from clusterscout import planning
-from clusterscout.catalog.calibration import CalibrationError
-from clusterscout.model.scenario import ScenarioError
+from clusterscout.app import estimates, plans
+from clusterscout.app.errors import Operation, failure_of
 from clusterscout.web import api_docs
-from clusterscout.web.errors import ApiError
+from clusterscout.web.api_error import ApiError
 from clusterscout.web.runtime import state_of
-from clusterscout.web.schemas import ErrorOut
+from clusterscout.web.schemas import ErrorOut, EstimateOut, PlanOut, estimate_json, plan_json
 
 router = APIRouter(prefix="/api/v1", tags=["model"])
+T = TypeVar("T")
 
 SCENARIO_EXAMPLE: Final = {
     "cluster": {
@@ -36,21 +38,20 @@ MODEL_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
 JsonBody = Annotated[Any, Body(description="A JSON object.")]
 
 
-def _run(request: Request, runner: Any, body: Any) -> Any:
+def _run(request: Request, runner: Callable[[Connection, Any], T], body: Any) -> T:
     try:
         with state_of(request).engine.connect() as conn:
             return runner(conn, body)
-    except ScenarioError as exc:
-        raise ApiError(400, "invalid_scenario", str(exc), exc.field) from None
-    except CalibrationError as exc:
-        raise ApiError(503, "model_unavailable", str(exc), None) from None
-    except (ValueError, ArithmeticError) as exc:
-        # Inputs the validators let through but the formulas cannot use are still bad input.
-        raise ApiError(400, "invalid_scenario", f"cannot evaluate: {exc}", None) from None
+    except Exception as exc:
+        failure = failure_of(exc, Operation.MODEL)
+        if failure is None:
+            raise
+        raise ApiError.of(failure) from None
 
 
 @router.post(
     "/estimate",
+    response_model=EstimateOut,
     responses=MODEL_ERRORS,
     summary="Run the performance model on one scenario",
     openapi_extra={
@@ -68,23 +69,26 @@ def _run(request: Request, runner: Any, body: Any) -> Any:
 def estimate(request: Request, body: JsonBody) -> Response:
     """Collective: ``time_s``, ``algbw_gbs``, ``busbw_gbs``; training: step time, MFU, memory,
     ``scaling_efficiency``, ``fits`` and ``breakdown_s``. Invalid scenarios name the field."""
-    return JSONResponse(_run(request, planning.run_estimate, body))
+    return JSONResponse(estimate_json(_run(request, estimates.run_estimate, body)))
 
 
 @router.post(
     "/plan",
+    response_model=PlanOut,
     responses=MODEL_ERRORS,
     summary="Do I need multi-node? Offers ranked by job cost and time",
     openapi_extra={
         "requestBody": {
             "required": True,
             "content": {
-                "application/json": {"schema": {"type": "object"}, "example": PLAN_EXAMPLE}
+                "application/json": {
+                    "schema": api_docs.plan_body_schema(),
+                    "example": PLAN_EXAMPLE,
+                }
             },
         }
     },
 )
 def plan(request: Request, body: JsonBody) -> Response:
     """``needs_multi_node``, ``min_gpus_to_fit``, ``options`` and ``excluded`` (with reasons)."""
-    result = _run(request, planning.run_plan, body)
-    return JSONResponse(result.to_dict())
+    return JSONResponse(plan_json(_run(request, plans.run_plan, body)))

@@ -9,13 +9,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from starlette.responses import RedirectResponse, Response
 
-from clusterscout import planning, services
+from clusterscout.app import offers, prices
+from clusterscout.app.insights import ReferenceWorkload
 from clusterscout.catalog.filters import OfferFilter
-from clusterscout.store import queries
-from clusterscout.store.prices import price_history_view
 from clusterscout.web import content, listing, params, price_history, reference, viewmodels
+from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import MULTI_NODE_LABELS
-from clusterscout.web.errors import ApiError
 from clusterscout.web.i18n import Formatter, negotiate
 from clusterscout.web.pages_common import Lang, base_context, known_lang, render_html
 from clusterscout.web.runtime import state_of
@@ -41,8 +40,8 @@ def home(request: Request, lang: Lang) -> Response:
     st = state_of(request)
     providers = st.providers()
     with st.engine.connect() as conn:
-        total = queries.count_offers(conn, OfferFilter())
-        multi = queries.count_offers(conn, OfferFilter(multi_node=True))
+        total = offers.count_offers(conn, OfferFilter())
+        multi = offers.count_offers(conn, OfferFilter(multi_node=True))
     fmt = st.formatters[lang]
     ctx = base_context(request, lang, "", section="home")
     ctx["stats"] = {
@@ -101,13 +100,13 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
     lang = _lang(lang)
     st = state_of(request)
     with st.engine.connect() as conn:
-        record = queries.get_provider(conn, slug)
+        record = offers.provider(conn, slug)
         if record is None:
             raise ApiError(404, "not_found", "unknown provider", "slug")
         stale_after = st.settings.stale_after_days
         day = viewmodels.today()
-        services.mark_freshness([record], stale_after, day)
-        views = [price_history_view(conn, o["id"], day, stale_after) for o in record["offers"]]
+        offers.mark_freshness([record], stale_after, day)
+        views = [prices.history(conn, o["id"], day, stale_after) for o in record["offers"]]
     fmt = st.formatters[lang]
     ctx = base_context(request, lang, f"providers/{slug}/", section="providers")
     ctx.update(
@@ -160,7 +159,7 @@ def compare(request: Request, lang: Lang) -> Response:
     elif len(wanted) > 1:
         with st.engine.connect() as conn:
             try:
-                records = services.compare_records(conn, wanted)
+                records = offers.compare_records(conn, wanted)
             except ValueError:
                 error = fmt.gettext("Choose two to four providers from the list.")
     if records and "?" + request.url.query != query:
@@ -186,7 +185,7 @@ def _reference_rows(
     request: Request,
     fmt: Formatter,
     records: list[dict[str, Any]],
-    ref: planning.ReferenceWorkload,
+    ref: ReferenceWorkload,
 ) -> list[OfferRow]:
     """The compared providers' offers with the reference workload's columns."""
     st = state_of(request)

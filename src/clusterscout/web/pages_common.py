@@ -9,7 +9,7 @@ from fastapi import Path
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from clusterscout.web.errors import ApiError
+from clusterscout.web.api_error import ApiError
 from clusterscout.web.i18n import KNOWN_LOCALES
 from clusterscout.web.runtime import state_of
 

@@ -1,6 +1,6 @@
-"""Query strings to filter parameters and back: one parser (services.find_offers), one URL form.
+"""Query strings to filter parameters and back: one parser (app.offers.find_offers), one URL form.
 
-The filters themselves are parsed by ``services.find_offers`` (the one parser shared with the
+The filters themselves are parsed by ``app.offers.find_offers`` (the one parser shared with the
 CLI); this module only separates paging/sorting from filters and builds canonical URLs.
 """
 
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlencode
 
-from clusterscout.catalog.filters import FilterError, OfferFilter, SortKey
+from clusterscout.catalog.filters import OfferFilter, SortKey
+from clusterscout.domain.errors import InputError
 
 DEFAULT_SORT: Final = SortKey.PRICE
 API_DEFAULT_LIMIT: Final = 100
@@ -45,19 +46,19 @@ def int_param(
     """One integer parameter within ``[low, high]``.
 
     Raises:
-        FilterError: naming the parameter when it is repeated, not an integer or out of range.
+        InputError: naming the parameter when it is repeated, not an integer or out of range.
     """
     values = [v for v in paging.get(name, []) if v.strip()]
     if not values:
         return default
     if len(values) > 1:
-        raise FilterError(name, "may be given only once")
+        raise InputError(name, "may be given only once")
     raw = values[0].strip()
     if not raw.isascii() or not raw.lstrip("-").isdigit() or len(raw) > 12:
-        raise FilterError(name, f"{raw[:40]!r} is not a whole number")
+        raise InputError(name, f"{raw[:40]!r} is not a whole number")
     value = int(raw)
     if not low <= value <= high:
-        raise FilterError(name, f"must be between {low} and {high}")
+        raise InputError(name, f"must be between {low} and {high}")
     return value
 
 
@@ -80,13 +81,3 @@ def canonical_pairs(
 def query_string(pairs: Sequence[tuple[str, str]]) -> str:
     """``?a=1&b=2``, or the empty string when there is nothing to encode."""
     return "?" + urlencode(list(pairs)) if pairs else ""
-
-
-def toggle(pairs: Sequence[tuple[str, str]], name: str, value: str) -> str:
-    """Query string with ``name=value`` added, or removed when present (page reset)."""
-    base = [(k, v) for k, v in pairs if k != "page"]
-    if (name, value) in base:
-        base.remove((name, value))
-    else:
-        base.append((name, value))
-    return query_string(sorted(base))

@@ -1,38 +1,46 @@
-"""The planner form: query string ⇄ form state ⇄ ``planning.run_plan`` body, one canonical URL.
+"""The planner form: query string ⇄ form state ⇄ plan body, and its controls from the fields table.
 
 The query string is the whole state of ``/{lang}/plan/``, so a plan can be shared by its URL.
-Parameter names are the ``POST /api/v1/plan`` field names; values are passed through as text
-and validated by the planning service, which names the field at fault.
+Parameter names are the ``POST /api/v1/plan`` field names (every one is accepted); values are
+passed through as text and validated by the plan service, which names the field at fault.
+Which fields the form shows, in which fieldset, with which control, label and default, is the
+``form`` column of ``app.fields``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from clusterscout.model.presets import PRESETS
-from clusterscout.planning import PLAN_FIELDS
-from clusterscout.web import params
-from clusterscout.web.errors import ApiError
-
-MULTI_FIELDS: Final = frozenset({"provider", "fabric"})
-FORM_FIELDS: Final = (
-    "model",
-    "params",
-    "tokens",
-    "precision",
-    "gpu",
-    "max_nodes",
-    "budget_usd",
-    "deadline_hours",
-    "price_tier",
-    "provider",
-    "fabric",
+from clusterscout.app.fields import (
+    FORM_FIELDS,
+    PLAN_FIELD_NAMES,
+    PLAN_FIELDS,
+    Field,
+    FormSection,
+    Kind,
+    Use,
+    Widget,
 )
-DEFAULTS: Final = {"model": "70B", "tokens": "1e12", "precision": "bf16", "max_nodes": "64"}
-MODEL_CHOICES: Final = tuple(PRESETS)
+from clusterscout.domain.messages import N_
+from clusterscout.web import params
+from clusterscout.web.api_error import ApiError
+from clusterscout.web.cells import VALUE_LABELS
+from clusterscout.web.i18n import Formatter
+
+MULTI_FIELDS: Final = frozenset(
+    f.name for f in PLAN_FIELDS if f.repeatable and f.used_as(Use.PLAN_FILTER)
+)
+DEFAULTS: Final = {f.name: f.form.default for f in FORM_FIELDS if f.form and f.form.default}
 MAX_VALUE_CHARS: Final = 40
+SECTION_TITLES: Final = {
+    FormSection.JOB: N_("Your job"),
+    FormSection.LIMITS: N_("Hardware and limits"),
+    FormSection.NARROW: N_("Only some providers or fabrics (optional)"),
+}
+COLLAPSED: Final = frozenset({FormSection.NARROW})
+"""Fieldsets shown folded unless one of their fields is set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +76,7 @@ class PlanQuery:
         return params.query_string(self.pairs())
 
     def body(self) -> dict[str, Any]:
-        """The ``run_plan`` input for this query (numbers stay text; the service parses them)."""
+        """The plan body for this query (numbers stay text; the service parses them)."""
         body: dict[str, Any] = dict(self.pairs())
         for name in MULTI_FIELDS:
             if name in self.lists:
@@ -85,7 +93,7 @@ def parse(items: Iterable[tuple[str, str]]) -> PlanQuery:
     values: dict[str, str] = {}
     lists: dict[str, list[str]] = {}
     for key, raw in items:
-        if key not in PLAN_FIELDS:
+        if key not in PLAN_FIELD_NAMES:
             raise ApiError(400, "unknown_parameter", "unknown parameter", key[:40])
         value = raw.strip()
         if len(value) > MAX_VALUE_CHARS:
@@ -98,3 +106,93 @@ def parse(items: Iterable[tuple[str, str]]) -> PlanQuery:
         else:
             values.setdefault(key, "")
     return PlanQuery(values, lists)
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """One form control, ready for the template (labels translated, values as text)."""
+
+    name: str
+    widget: str
+    label: str
+    help: str
+    value: str = ""
+    selected: tuple[str, ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+    empty: str | None = None
+    placeholder: str = ""
+    minimum: str = ""
+    step: str = "any"
+
+
+@dataclass(frozen=True, slots=True)
+class Fieldset:
+    """A fieldset of the form: its title, whether it folds, and its controls."""
+
+    section: str
+    title: str
+    collapsible: bool
+    open: bool
+    controls: tuple[Control, ...]
+
+
+def _options(
+    fmt: Formatter, f: Field, choices: Mapping[str, Sequence[tuple[str, str]]]
+) -> tuple[tuple[str, str], ...]:
+    """(value, label) pairs: the catalog's (GPUs, providers) or the field's own values."""
+    if f.name in choices:
+        return tuple(choices[f.name])
+    labels = VALUE_LABELS.get(f.enum, {}) if f.enum else {}
+    return tuple((v, fmt.gettext(labels[v]) if v in labels else v) for v in f.values)
+
+
+def _control(
+    fmt: Formatter, f: Field, query: PlanQuery, choices: Mapping[str, Sequence[tuple[str, str]]]
+) -> Control:
+    form = f.form
+    assert form is not None  # noqa: S101 - FORM_FIELDS have a form column
+    _ = fmt.gettext
+    number = f.kind in {Kind.NUMBER, Kind.INTEGER}
+    return Control(
+        name=f.name,
+        widget=form.widget.value,
+        label=_(form.label or f.label),
+        help=_(f.help),
+        value=query.value(f.name),
+        selected=tuple(query.lists.get(f.name, ())),
+        options=_options(fmt, f, choices)
+        if form.widget in {Widget.SELECT, Widget.CHECKBOXES}
+        else (),
+        empty=_(form.empty) if form.empty is not None else None,
+        placeholder=_(form.placeholder) if form.placeholder else "",
+        minimum=f"{f.minimum:g}" if number and f.minimum is not None else "",
+        step="1" if f.kind is Kind.INTEGER else "any",
+    )
+
+
+def fieldsets(
+    fmt: Formatter, query: PlanQuery, choices: Mapping[str, Sequence[tuple[str, str]]]
+) -> list[Fieldset]:
+    """The form's fieldsets in page order, each with its fields in the table's order.
+
+    Args:
+        fmt: the page's formatter.
+        query: what the visitor asked for.
+        choices: (value, label) pairs of fields whose values come from the catalog, by name
+            (``gpu``, ``provider``).
+    """
+    out = []
+    for section in FormSection:
+        rows = [f for f in FORM_FIELDS if f.form is not None and f.form.section is section]
+        controls = tuple(_control(fmt, f, query, choices) for f in rows)
+        is_set = any(c.selected or (query.submitted and c.value) for c in controls)
+        out.append(
+            Fieldset(
+                section.value,
+                fmt.gettext(SECTION_TITLES[section]),
+                section in COLLAPSED,
+                section not in COLLAPSED or is_set,
+                controls,
+            )
+        )
+    return out

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from clusterscout import planning, services
-from clusterscout.catalog.calibration import CalibrationError
-from clusterscout.domain.models import FabricKind, PriceTier
-from clusterscout.model.planner import PlanResult
-from clusterscout.model.presets import PRESETS
-from clusterscout.model.scenario import ScenarioError
+from clusterscout.app import insights, offers, plans
+from clusterscout.app.errors import FailureKind, Operation, failure_of
+from clusterscout.app.fields import FIELDS_BY_NAME
+from clusterscout.model.planner.results import PlanResult
 from clusterscout.web import charts, plan_form, plan_view
-from clusterscout.web.cells import FABRIC_LABELS, TIER_LABELS
-from clusterscout.web.errors import ApiError
+from clusterscout.web.api_error import ApiError
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html
@@ -29,7 +26,7 @@ CHART_NAMES: Final = ("scaling", "cost-time")
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class PlanProblem:
     """Why no plan could be shown: the field at fault (or None), advice, the model's detail."""
 
     field: str | None
@@ -52,37 +49,40 @@ def _run(st: AppState, kind: str, query: plan_form.PlanQuery, runner: Callable[.
 
 def _solve(
     request: Request, lang: str, query: plan_form.PlanQuery
-) -> tuple[PlanResult | None, list[planning.ScalingCurve], Problem | None]:
+) -> tuple[PlanResult | None, list[insights.ScalingCurve], PlanProblem | None]:
     """Plan and scaling curves for the query, or the problem to show next to the form."""
     st = state_of(request)
     fmt = st.formatters[lang]
     try:
-        result = _run(st, "plan", query, planning.run_plan)
-        curves = _run(st, "scaling", query, planning.scaling_curves)
-    except ScenarioError as exc:
-        field = exc.field if exc.field in plan_form.FORM_FIELDS else None
-        return None, [], Problem(field, plan_view.field_error(fmt, exc.field), str(exc), 400)
-    except CalibrationError as exc:
-        advice = fmt.gettext("The model is not available on this server.")
-        return None, [], Problem(None, advice, str(exc), 503)
-    except (ValueError, ArithmeticError) as exc:
-        advice = fmt.gettext("These inputs cannot be evaluated. Try other values.")
-        return None, [], Problem(None, advice, str(exc), 400)
+        result = _run(st, "plan", query, plans.run_plan)
+        curves = _run(st, "scaling", query, insights.scaling_curves)
+    except Exception as exc:
+        failure = failure_of(exc, Operation.MODEL)
+        if failure is None:
+            raise
+        if failure.kind is FailureKind.MODEL_UNAVAILABLE:
+            advice = fmt.gettext("The model is not available on this server.")
+        elif failure.field is not None:
+            advice = plan_view.field_error(fmt, failure.field)
+        else:
+            advice = fmt.gettext("These inputs cannot be evaluated. Try other values.")
+        row = FIELDS_BY_NAME.get(failure.field or "")
+        field = failure.field if row is not None and row.form is not None else None
+        return None, [], PlanProblem(field, advice, failure.message, failure.http_status)
     return result, curves, None
 
 
-def _choices(st: AppState) -> dict[str, Any]:
-    def gpus() -> list[str]:
+def _choices(st: AppState) -> dict[str, list[tuple[str, str]]]:
+    """The form's values that come from the catalog: GPU models and providers."""
+
+    def gpus() -> list[tuple[str, str]]:
         with st.engine.connect() as conn:
-            return sorted(g.name for g in services.gpu_specs(conn))
+            return [(n, n) for n in sorted(g.name for g in offers.gpu_specs(conn))]
 
     providers = sorted(st.providers().values(), key=lambda p: str(p["name"]).lower())
     return {
-        "models": list(PRESETS),
-        "gpus": _memo(st, "gpus", "", gpus),
-        "providers": [(p["slug"], p["name"]) for p in providers],
-        "fabrics": [(k.value, FABRIC_LABELS[k.value]) for k in FabricKind],
-        "tiers": [(t.value, TIER_LABELS[t.value]) for t in PriceTier],
+        "gpu": _memo(st, "gpus", "", gpus),
+        "provider": [(p["slug"], p["name"]) for p in providers],
     }
 
 
@@ -97,7 +97,12 @@ def plan_page(request: Request, lang: Lang) -> Response:
     if query.submitted and "?" + request.url.query != canonical:
         return RedirectResponse(f"/{lang}/plan/{canonical}", status_code=302)
     ctx = base_context(request, lang, "plan/", canonical, section="plan")
-    ctx.update(form=query, choices=_choices(st), problem=None, result=None)
+    ctx.update(
+        form=query,
+        fieldsets=plan_form.fieldsets(fmt, query, _choices(st)),
+        problem=None,
+        result=None,
+    )
     if query.submitted:
         result, curves, problem = _solve(request, lang, query)
         ctx["problem"] = problem
@@ -148,13 +153,4 @@ def plan_chart(request: Request, lang: Lang, name: str) -> Response:
     else:
         front, others = plan_view.cost_points(fmt, result.options, providers)
         body = charts.cost_time_svg(fmt, front, others)
-    return svg_response(body)
-
-
-def svg_response(body: str) -> Response:
-    """An SVG image with a policy that lets its own inline stylesheet apply, nothing else."""
-    return Response(
-        body,
-        media_type=charts.SVG_MEDIA_TYPE,
-        headers={"Content-Security-Policy": charts.SVG_CSP},
-    )
+    return charts.svg_response(body)

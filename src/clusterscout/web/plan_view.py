@@ -1,8 +1,7 @@
 """Planner answers to page rows: the verdict, the ranked options, exclusions and chart data.
 
-Model texts (assumptions, exclusion reasons, field errors) are English in the model package;
-they are translated here through message ids that repeat them (``N_``), so the model stays
-free of Babel and the pages stay fully translated.
+Reasons and assumptions are enums of the model, translated by ``web.reasons``; field advice
+comes from the fields table. So the model stays free of Babel and the pages fully translated.
 """
 
 from __future__ import annotations
@@ -11,8 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from clusterscout.model.planner import (
-    ASSUMPTIONS,
+from clusterscout.app.fields import FIELDS_BY_NAME
+from clusterscout.app.insights import ScalingCurve
+from clusterscout.model.planner.results import (
     Exclusion,
     GpuVerdict,
     Layout,
@@ -20,60 +20,19 @@ from clusterscout.model.planner import (
     PlanOption,
     PlanResult,
 )
-from clusterscout.planning import ScalingCurve
 from clusterscout.web import charts
 from clusterscout.web.cells import FABRIC_LABELS, TIER_LABELS
 from clusterscout.web.i18n import N_, Formatter
+from clusterscout.web.reasons import assumption_text, reason_text
 
-ASSUMPTION_TEXTS: Final = {
-    ASSUMPTIONS[0]: N_("Mixed-precision Adam: 16 bytes of model state per parameter (ZeRO paper)."),
-    ASSUMPTIONS[1]: N_("Micro-batch 1, flash attention, no or full activation recomputation."),
-    ASSUMPTIONS[2]: N_(
-        "Tensor parallelism stays inside one node; pipeline depth is the smallest that fits."
-    ),
-    ASSUMPTIONS[3]: N_(
-        "Rail-optimised nodes, one NIC per GPU; provider tuning problems are not modelled."
-    ),
-    ASSUMPTIONS[4]: N_(
-        "Times are estimates; the error band is the 90th-percentile error on published "
-        "measurements the model was not fitted on."
-    ),
-    ASSUMPTIONS[5]: N_(
-        "Communication hidden behind compute costs nothing here; stragglers, failures and "
-        "restarts are not modelled, so a near-perfect efficiency is an upper bound."
-    ),
-}
-REASON_TEXTS: Final = {
-    "no price": N_("no price"),
-    "unknown fabric": N_("unknown fabric"),
-    "unknown Gbit/s per node": N_("unknown Gbit/s per node"),
-    "too small": N_("too small for the job"),
-    "over budget": N_("over budget"),
-    "misses deadline": N_("misses the deadline"),
-    "unknown GPU": N_("unknown GPU"),
-    "unknown GPUs per node": N_("unknown GPUs per node"),
-    "GPU has no bf16 figure": N_("no bf16 figure for this GPU"),
-    "GPU has no fp8 figure": N_("no fp8 figure for this GPU"),
-}
-FIELD_ERRORS: Final = {
-    "model": N_("Choose a model size, or choose “custom size” and enter a parameter count."),
-    "params": N_("Enter a parameter count between 1e6 and 1e14, for example 3e10 for 30B."),
-    "tokens": N_("Enter the tokens to train, between 1 and 1e16, for example 1e12."),
-    "precision": N_("Choose bf16, or fp8 with a GPU that has an fp8 figure."),
-    "gpu": N_("Choose a GPU from the list."),
-    "max_nodes": N_("Enter a whole number of nodes, at least 1."),
-    "budget_usd": N_("Enter a budget in US dollars greater than 0."),
-    "deadline_hours": N_("Enter a deadline in hours greater than 0."),
-    "provider": N_("Choose providers from the list."),
-    "fabric": N_("Choose fabrics from the list."),
-    "price_tier": N_("Choose a price tier from the list."),
-}
 SHARDING_LABELS: Final = {"none": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "fsdp": "FSDP"}
 
 
 def field_error(fmt: Formatter, field: str | None) -> str:
-    """The translated advice for a field the planner rejected."""
-    return fmt.gettext(FIELD_ERRORS.get(field or "", N_("This value cannot be used.")))
+    """The translated advice for a field the planner rejected (the fields table's ``advice``)."""
+    row = FIELDS_BY_NAME.get(field or "")
+    advice = row.form.advice if row is not None and row.form is not None else ""
+    return fmt.gettext(advice or N_("This value cannot be used."))
 
 
 def duration(fmt: Formatter, hours: float | None) -> str:
@@ -185,7 +144,7 @@ def excluded_rows(
     return [
         ExcludedRow(
             offer_link(fmt, e.offer, providers),
-            fmt.gettext(REASON_TEXTS.get(e.reason, e.reason)),
+            reason_text(fmt, e.reason),
         )
         for e in excluded
     ]
@@ -346,7 +305,7 @@ def memory_facts(fmt: Formatter, result: PlanResult) -> list[tuple[str, str]]:
     def gib(value: float) -> str:
         return _("%(num)s GiB") % {"num": fmt.fixed(value, 1)}
 
-    bytes_per_param = m.to_dict()["bytes_per_param"]
+    bytes_per_param = m.bytes_per_param
     return [
         (_("Parameters"), fmt.compact(m.params)),
         (_("Weights"), gib(m.weights_gib)),
@@ -362,4 +321,4 @@ def memory_facts(fmt: Formatter, result: PlanResult) -> list[tuple[str, str]]:
 
 def assumption_texts(fmt: Formatter, result: PlanResult) -> list[str]:
     """The planner's assumptions, translated."""
-    return [fmt.gettext(ASSUMPTION_TEXTS.get(a, a)) for a in result.assumptions]
+    return [assumption_text(fmt, a) for a in result.assumptions]

@@ -10,14 +10,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
-from clusterscout.store import queries
-from clusterscout.store.prices import price_history_view
+from clusterscout.app import offers, prices
 from clusterscout.web import charts, viewmodels
+from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import TIER_LABELS
-from clusterscout.web.errors import ApiError
 from clusterscout.web.i18n import Formatter
 from clusterscout.web.pages_common import Lang, known_lang
-from clusterscout.web.plan_pages import svg_response
 from clusterscout.web.runtime import state_of
 
 router = APIRouter(include_in_schema=False)
@@ -121,13 +119,13 @@ def price_chart(
     lang = known_lang(lang)
     st = state_of(request)
     with st.engine.connect() as conn:
-        record = queries.get_provider(conn, slug)
+        record = offers.provider(conn, slug)
         ids = {o["id"] for o in record["offers"]} if record else set()
         view = None
         if offer_id in ids:
             day = viewmodels.today()
-            view = price_history_view(conn, offer_id, day, st.settings.stale_after_days)
+            view = prices.history(conn, offer_id, day, st.settings.stale_after_days)
     if view is None:
         raise ApiError(404, "not_found", "unknown offer", "offer_id")
     fmt = st.formatters[lang]
-    return svg_response(charts.price_history_svg(fmt, series(fmt, view)))
+    return charts.svg_response(charts.price_history_svg(fmt, series(fmt, view)))

@@ -1,7 +1,7 @@
 """Reference workloads in the listings: predicted scaling efficiency and effective price per offer.
 
 The visitor picks one preset (``?ref=70b-fsdp-16``); each offer then gets one model call
-(``planning.reference_estimate``), memoised per data version, so a page of 50 offers costs 50
+(``app.insights.reference_estimate``), memoised per data version, so a page of 50 offers costs 50
 small model evaluations once and nothing afterwards.
 """
 
@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from clusterscout import planning, services
-from clusterscout.catalog.calibration import CalibrationError
-from clusterscout.catalog.filters import FilterError
+from clusterscout.app import insights
+from clusterscout.app.errors import FailureKind, failure_of
+from clusterscout.app.insights import REFERENCE_WORKLOADS, ReferenceEstimate, ReferenceWorkload
+from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.web.cells import Cell, unknown
 from clusterscout.web.i18n import N_, Formatter
+from clusterscout.web.reasons import reason_text
 from clusterscout.web.runtime import AppState
 
 PARAM: Final = "ref"
@@ -26,36 +28,27 @@ LABELS: Final = {
     "70b-3d-32": N_("70B model, tensor + pipeline parallel, 32 nodes"),
     "405b-3d-64": N_("405B model, tensor + pipeline parallel, 64 nodes"),
 }
-REASONS: Final = {
-    "no price": N_("no price"),
-    "unknown fabric": N_("unknown fabric"),
-    "unknown Gbit/s per node": N_("unknown Gbit/s per node"),
-    "unknown GPUs per node": N_("unknown GPUs per node"),
-    "unknown GPU figures": N_("unknown GPU figures"),
-    "does not fit": N_("does not fit in memory"),
-}
-assert set(LABELS) == set(planning.REFERENCE_WORKLOADS)  # noqa: S101
 
 
-def parse(values: Sequence[str]) -> planning.ReferenceWorkload | None:
+def parse(values: Sequence[str]) -> ReferenceWorkload | None:
     """The reference workload named by the ``ref`` parameter, or None when not given.
 
     Raises:
-        FilterError: for an unknown name or a repeated parameter.
+        InputError: for an unknown name or a repeated parameter.
     """
     given = [v.strip().lower() for v in values if v.strip()]
     if not given:
         return None
     if len(given) > 1:
-        raise FilterError(PARAM, "may be given only once")
-    ref = planning.REFERENCE_WORKLOADS.get(given[0])
+        raise InputError(PARAM, "may be given only once")
+    ref = REFERENCE_WORKLOADS.get(given[0])
     if ref is None:
-        known = ", ".join(planning.REFERENCE_WORKLOADS)
-        raise FilterError(PARAM, f"unknown reference workload (known: {known})")
+        known = ", ".join(REFERENCE_WORKLOADS)
+        raise InputError(PARAM, f"unknown reference workload (known: {known})")
     return ref
 
 
-def label(fmt: Formatter, ref: planning.ReferenceWorkload) -> str:
+def label(fmt: Formatter, ref: ReferenceWorkload) -> str:
     """The translated name of a reference workload."""
     return fmt.gettext(LABELS[ref.key])
 
@@ -69,8 +62,12 @@ def _inputs(st: AppState) -> tuple[tuple[GpuSpec, ...], Calibration] | None:
     def load() -> tuple[tuple[GpuSpec, ...], Calibration] | None:
         with st.engine.connect() as conn:
             try:
-                return services.gpu_specs(conn), planning.stored_calibration(conn)
-            except CalibrationError:
+                return insights.reference_inputs(conn)
+            except Exception as exc:
+                # Without a calibration the columns stay unknown; anything else is a bug.
+                failure = failure_of(exc)
+                if failure is None or failure.kind is not FailureKind.MODEL_UNAVAILABLE:
+                    raise
                 return None
 
     return st.memo.get(("model-inputs", st.data_version), load)
@@ -78,28 +75,28 @@ def _inputs(st: AppState) -> tuple[tuple[GpuSpec, ...], Calibration] | None:
 
 def estimates(
     st: AppState,
-    ref: planning.ReferenceWorkload,
+    ref: ReferenceWorkload,
     records: Sequence[Mapping[str, Any]],
     tier: str | None = None,
-) -> dict[str, planning.ReferenceEstimate]:
+) -> dict[str, ReferenceEstimate]:
     """One estimate per offer record (memoised per data version and price tier)."""
     inputs = _inputs(st)
     if inputs is None:
         return {}
     gpus, calibration = inputs
     version = st.data_version
-    out: dict[str, planning.ReferenceEstimate] = {}
+    out: dict[str, ReferenceEstimate] = {}
     for record in records:
 
-        def compute(r: Mapping[str, Any] = record) -> planning.ReferenceEstimate:
-            return planning.reference_estimate(r, ref, gpus, calibration, tier)
+        def compute(r: Mapping[str, Any] = record) -> ReferenceEstimate:
+            return insights.reference_estimate(r, ref, gpus, calibration, tier)
 
         key = ("ref", version, ref.key, record["id"], tier, record.get("from_usd_per_gpu_hour"))
         out[str(record["id"])] = st.memo.get(key, compute)
     return out
 
 
-def efficiency_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> Cell:
+def efficiency_cell(fmt: Formatter, est: ReferenceEstimate | None) -> Cell:
     """Predicted scaling efficiency, or "unknown" with the reason."""
     if est is None or est.scaling_efficiency is None:
         return _unknown(fmt, est)
@@ -115,7 +112,7 @@ def efficiency_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> C
     )
 
 
-def effective_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> Cell:
+def effective_cell(fmt: Formatter, est: ReferenceEstimate | None) -> Cell:
     """List price divided by efficiency, per useful GPU-hour, or "unknown" with the reason."""
     if est is None or est.effective_usd_per_gpu_hour is None:
         return _unknown(fmt, est)
@@ -126,9 +123,8 @@ def effective_cell(fmt: Formatter, est: planning.ReferenceEstimate | None) -> Ce
     )
 
 
-def _unknown(fmt: Formatter, est: planning.ReferenceEstimate | None) -> Cell:
+def _unknown(fmt: Formatter, est: ReferenceEstimate | None) -> Cell:
     cell = unknown(fmt)
-    reason = REASONS.get(est.reason or "") if est is not None else None
-    if reason:
-        return Cell(cell.text, unknown=True, detail=fmt.gettext(reason))
+    if est is not None and est.reason is not None:
+        return Cell(cell.text, unknown=True, detail=reason_text(fmt, est.reason))
     return cell

@@ -14,9 +14,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy import Engine
 from starlette.requests import Request
 
-from clusterscout import __version__
+from clusterscout.app import database, offers
 from clusterscout.settings import Settings
-from clusterscout.store import queries
+from clusterscout.version import __version__
 from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
 from clusterscout.web.memo import Memo
 
@@ -83,11 +83,7 @@ class AppState:
             return self._meta
         with self._lock:
             with self.engine.connect() as conn:
-                raw = queries.read_meta(conn)
-            self._meta = {
-                "data_version": raw.get("data_version", "unbuilt"),
-                "built_at": raw.get("built_at", ""),
-            }
+                self._meta = database.build_meta(conn)
             self._meta_read_at = now
         return self._meta
 
@@ -102,7 +98,7 @@ class AppState:
         cached = self._providers
         if cached is None or cached[0] != version:
             with self.engine.connect() as conn:
-                records = queries.list_providers(conn).records
+                records = offers.list_providers(conn).records
             cached = (version, {r["slug"]: r for r in records})
             self._providers = cached
         return cached[1]

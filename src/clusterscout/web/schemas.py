@@ -1,14 +1,31 @@
 """Published JSON shapes of the API (DESIGN section 4), declared here, not derived from the domain.
 
+Records, lists and errors; and the answers of ``POST /plan`` and ``POST /estimate``, built here
+from the model's typed results (``plan_json``, ``estimate_json``) for the API and the Python API.
+
 Unknown facts are ``null``. ``sources`` maps a field name to ``[{url, checked_on, kind}]``.
 """
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from clusterscout.model.collectives import CollectiveResult
+from clusterscout.model.estimate import EstimateResult
+from clusterscout.model.planner.reasons import Assumption, ExclusionReason
+from clusterscout.model.planner.results import (
+    Exclusion,
+    GpuVerdict,
+    Layout,
+    PlanOffer,
+    PlanOption,
+    PlanResult,
+)
+from clusterscout.model.training import TrainingResult
+from clusterscout.model.workloads import BatchResult
 
 
 class _Out(BaseModel):
@@ -271,3 +288,317 @@ class HealthOut(_Out):
 
     status: str
     data_version: str
+
+
+# --- POST /api/v1/plan ---------------------------------------------------------------------
+
+
+class PlanOfferOut(_Out):
+    """An offer as the planner saw it: reach, fabric and the price the run pays."""
+
+    id: str = Field(description="the offer id of the catalog records")
+    offer_id: str = Field(description="the same id (kept for older clients)")
+    provider: str
+    gpu: str
+    gpus_per_node: int | None
+    fabric: str | None
+    per_node_gbps: float | None
+    gpudirect_rdma: bool | None
+    max_nodes: int | None = Field(description="most nodes sold, listed or by quote")
+    usd_per_gpu_hour: float | None
+    price_tier: str | None
+
+
+class LayoutOut(_Out):
+    """A parallel layout: tensor, pipeline, context and data parallel degrees."""
+
+    tp: int
+    pp: int
+    cp: int
+    dp: int
+    vp: int = Field(description="virtual pipeline stages per GPU (interleaving)")
+    sharding: str = Field(description="none, zero1, zero2 or fsdp")
+    recompute: str = Field(description="none, selective or full")
+    micro_batch: int
+    global_batch: int = Field(description="sequences per optimizer step")
+
+
+class PlanOptionOut(_Out):
+    """One way to run the job on one offer."""
+
+    offer: PlanOfferOut
+    nodes: int
+    gpus: int
+    layout: LayoutOut
+    time_hours: float
+    cost_usd: float
+    scaling_efficiency: float
+    effective_usd_per_gpu_hour: float
+    mfu: float
+    pareto: bool = Field(description="no other option is both cheaper and faster")
+    rank_by_cost: int
+    rank_by_time: int
+
+
+class ExclusionOut(_Out):
+    """An offer left out of the options, and why."""
+
+    offer: PlanOfferOut
+    reason: str = Field(description=", ".join(r.value for r in ExclusionReason))
+
+
+class MemoryOut(_Out):
+    """The memory sum behind "do I need multi-node?" (whole model, unsharded)."""
+
+    params: float
+    weights_gib: float
+    grads_gib: float
+    optimizer_gib: float
+    total_state_gib: float
+    bytes_per_param: float
+
+
+class GpuVerdictOut(_Out):
+    """Whether one 8-GPU node of a GPU model holds the job, and how long it would take."""
+
+    gpu: str
+    memory_gib: float
+    min_gpus_to_fit: int | None
+    one_node_fits: bool
+    one_node_time_hours: float | None
+    one_node_layout: LayoutOut | None
+
+
+class ModelShapeOut(_Out):
+    """The transformer planned for."""
+
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    ffn_hidden: int
+
+
+class PlanOut(_Out):
+    """``POST /api/v1/plan``: the verdict, ranked options and exclusions."""
+
+    needs_multi_node: bool
+    min_gpus_to_fit: int | None
+    options: list[PlanOptionOut] = Field(description="cheapest first")
+    excluded: list[ExclusionOut]
+    memory: MemoryOut
+    per_gpu: list[GpuVerdictOut]
+    model: ModelShapeOut
+    seq_len: int
+    tokens: float
+    steps: int
+    error_band_pct: float = Field(description="p90 error on held-out measurements, percent")
+    assumptions: list[str] = Field(description=" | ".join(a.value for a in Assumption))
+
+
+def _plan_offer(o: PlanOffer) -> PlanOfferOut:
+    return PlanOfferOut(
+        id=o.offer_id,
+        offer_id=o.offer_id,
+        provider=o.provider,
+        gpu=o.gpu,
+        gpus_per_node=o.gpus_per_node,
+        fabric=o.fabric.value if o.fabric else None,
+        per_node_gbps=o.per_node_gbps,
+        gpudirect_rdma=o.gpudirect_rdma,
+        max_nodes=o.max_nodes,
+        usd_per_gpu_hour=o.usd_per_gpu_hour,
+        price_tier=o.price_tier,
+    )
+
+
+def _layout(lay: Layout) -> LayoutOut:
+    return LayoutOut(
+        tp=lay.tp,
+        pp=lay.pp,
+        cp=lay.cp,
+        dp=lay.dp,
+        vp=lay.vp,
+        sharding=lay.sharding.value,
+        recompute=lay.recompute.value,
+        micro_batch=lay.micro_batch,
+        global_batch=lay.global_batch,
+    )
+
+
+def _option(o: PlanOption) -> PlanOptionOut:
+    return PlanOptionOut(
+        offer=_plan_offer(o.offer),
+        nodes=o.nodes,
+        gpus=o.gpus,
+        layout=_layout(o.layout),
+        time_hours=o.time_hours,
+        cost_usd=o.cost_usd,
+        scaling_efficiency=o.scaling_efficiency,
+        effective_usd_per_gpu_hour=o.effective_usd_per_gpu_hour,
+        mfu=o.mfu,
+        pareto=o.pareto,
+        rank_by_cost=o.rank_by_cost,
+        rank_by_time=o.rank_by_time,
+    )
+
+
+def _exclusion(e: Exclusion) -> ExclusionOut:
+    return ExclusionOut(offer=_plan_offer(e.offer), reason=e.reason.value)
+
+
+def _verdict(v: GpuVerdict) -> GpuVerdictOut:
+    return GpuVerdictOut(
+        gpu=v.gpu,
+        memory_gib=v.memory_gib,
+        min_gpus_to_fit=v.min_gpus_to_fit,
+        one_node_fits=v.one_node_fits,
+        one_node_time_hours=v.one_node_time_hours,
+        one_node_layout=_layout(v.one_node_layout) if v.one_node_layout else None,
+    )
+
+
+def plan_out(result: PlanResult) -> PlanOut:
+    """The API shape of a plan."""
+    m, mem = result.model, result.memory
+    return PlanOut(
+        needs_multi_node=result.needs_multi_node,
+        min_gpus_to_fit=result.min_gpus_to_fit,
+        options=[_option(o) for o in result.options],
+        excluded=[_exclusion(e) for e in result.excluded],
+        memory=MemoryOut(
+            params=mem.params,
+            weights_gib=mem.weights_gib,
+            grads_gib=mem.grads_gib,
+            optimizer_gib=mem.optimizer_gib,
+            total_state_gib=mem.total_state_gib,
+            bytes_per_param=mem.bytes_per_param,
+        ),
+        per_gpu=[_verdict(v) for v in result.per_gpu],
+        model=ModelShapeOut(
+            params=m.params,
+            layers=m.layers,
+            hidden=m.hidden,
+            heads=m.heads,
+            kv_heads=m.kv_heads,
+            vocab=m.vocab,
+            ffn_hidden=m.ffn_hidden,
+        ),
+        seq_len=result.seq_len,
+        tokens=result.tokens,
+        steps=result.steps,
+        error_band_pct=result.error_band_pct,
+        assumptions=[a.value for a in result.assumptions],
+    )
+
+
+def plan_json(result: PlanResult) -> dict[str, Any]:
+    """The JSON of ``POST /api/v1/plan`` (and of the Python API's ``Plan.to_dict()``)."""
+    return plan_out(result).model_dump(mode="json")
+
+
+# --- POST /api/v1/estimate -----------------------------------------------------------------
+
+
+_GPU_DOC = "the canonical name of the scenario's GPU"
+
+
+class CollectiveEstimateOut(_Out):
+    """A collective: time and nccl-tests bandwidths (GB/s)."""
+
+    kind: Literal["collective"]
+    gpu: str = Field(description=_GPU_DOC)
+    time_s: float
+    algbw_gbs: float
+    busbw_gbs: float
+
+
+class TrainingEstimateOut(_Out):
+    """A training step: time, throughput, utilisation, memory and where the time goes."""
+
+    kind: Literal["training"]
+    gpu: str = Field(description=_GPU_DOC)
+    step_time_s: float
+    tokens_per_s_per_gpu: float
+    model_tflops_per_gpu: float
+    mfu: float
+    scaling_efficiency: float = Field(description="vs one node with the same per-GPU work")
+    memory_gib_per_gpu: float
+    fits: bool
+    breakdown_s: dict[str, float] = Field(
+        description="compute, bubble, tp_comm, cp_comm, pp_comm, dp_comm_exposed"
+    )
+
+
+class BatchEstimateOut(_Out):
+    """An embarrassingly parallel batch job."""
+
+    kind: Literal["batch"]
+    gpu: str = Field(description=_GPU_DOC)
+    time_s: float
+    scaling_efficiency: float
+
+
+class HpcEstimateOut(_Out):
+    """A tightly coupled, weak-scaled HPC job."""
+
+    kind: Literal["hpc"]
+    gpu: str = Field(description=_GPU_DOC)
+    step_time_s: float
+    comm_time_s: float
+    time_s: float
+    scaling_efficiency: float
+
+
+EstimateOut = Annotated[
+    CollectiveEstimateOut | TrainingEstimateOut | BatchEstimateOut | HpcEstimateOut,
+    Field(discriminator="kind"),
+]
+"""``POST /api/v1/estimate``: ``kind`` and ``gpu``, then the output keys of that kind."""
+
+
+def estimate_out(
+    answer: EstimateResult,
+) -> CollectiveEstimateOut | TrainingEstimateOut | BatchEstimateOut | HpcEstimateOut:
+    """The API shape of an estimate."""
+    r, gpu = answer.result, answer.gpu
+    if isinstance(r, CollectiveResult):
+        return CollectiveEstimateOut(
+            kind="collective",
+            gpu=gpu,
+            time_s=r.time_s,
+            algbw_gbs=r.algbw_gbs,
+            busbw_gbs=r.busbw_gbs,
+        )
+    if isinstance(r, TrainingResult):
+        return TrainingEstimateOut(
+            kind="training",
+            gpu=gpu,
+            step_time_s=r.step_time_s,
+            tokens_per_s_per_gpu=r.tokens_per_s_per_gpu,
+            model_tflops_per_gpu=r.model_tflops_per_gpu,
+            mfu=r.mfu,
+            scaling_efficiency=r.scaling_efficiency,
+            memory_gib_per_gpu=r.memory_gib_per_gpu,
+            fits=r.fits,
+            breakdown_s=dict(r.breakdown.as_dict()),
+        )
+    if isinstance(r, BatchResult):
+        return BatchEstimateOut(
+            kind="batch", gpu=gpu, time_s=r.time_s, scaling_efficiency=r.scaling_efficiency
+        )
+    return HpcEstimateOut(
+        kind="hpc",
+        gpu=gpu,
+        step_time_s=r.step_time_s,
+        comm_time_s=r.comm_time_s,
+        time_s=r.time_s,
+        scaling_efficiency=r.scaling_efficiency,
+    )
+
+
+def estimate_json(answer: EstimateResult) -> dict[str, Any]:
+    """The JSON of ``POST /api/v1/estimate`` (and of the Python API's ``Estimate.to_dict()``)."""
+    return estimate_out(answer).model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""The guides and FAQ, shipped inside clusterscout as ``clusterscout.content`` (no code)."""

@@ -1,0 +1,1 @@
+"""The curated catalog, shipped inside clusterscout as ``clusterscout.data`` (no code)."""

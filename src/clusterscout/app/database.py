@@ -1,0 +1,110 @@
+"""The database: open it (building or migrating as needed), build it from a catalog, validate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, inspect
+
+from clusterscout.catalog.calibration import parse_calibration
+from clusterscout.catalog.load import LoadResult, load_catalog
+from clusterscout.catalog.problems import Problem, has_errors
+from clusterscout.settings import Settings
+from clusterscout.store import migrate, queries
+from clusterscout.store.build import BuildStats, build_database, data_version, ensure_schema
+from clusterscout.store.db import DatabaseURLError, make_engine
+
+__all__ = [
+    "BuildStats",
+    "CatalogInvalidError",
+    "DatabaseURLError",
+    "build",
+    "build_meta",
+    "engine_for_url",
+    "is_built",
+    "needs_migration",
+    "open_engine",
+    "validate",
+]
+
+
+class CatalogInvalidError(Exception):
+    """The catalog has errors; nothing was written."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(f"catalog has {len(problems)} problem(s)")
+        self.problems = problems
+
+
+def validate(data_dir: Path) -> LoadResult:
+    """Load and check the catalog in ``data_dir``; every problem is in the result."""
+    return load_catalog(data_dir)
+
+
+def build(engine: Engine, data_dir: Path) -> tuple[BuildStats, list[Problem]]:
+    """Validate ``data_dir`` and load it; raises CatalogInvalidError before touching the DB."""
+    result = load_catalog(data_dir)
+    if result.catalog is None or has_errors(result.problems):
+        raise CatalogInvalidError(result.problems)
+    calibration_path = data_dir / "calibration.toml"
+    calibration = None
+    if calibration_path.is_file():
+        calibration = calibration_path.read_text(encoding="utf-8")
+        parse_calibration(calibration, str(calibration_path))  # refuse to store a broken one
+    stats = build_database(engine, result.catalog, data_version(data_dir), calibration)
+    return stats, result.problems
+
+
+def engine_for_url(url: str, *, query_time_limit_ms: int | None = None) -> Engine:
+    """An engine for ``url`` (nothing is built).
+
+    Raises:
+        DatabaseURLError: when the URL cannot be used.
+    """
+    return make_engine(url, query_time_limit_ms=query_time_limit_ms)
+
+
+def is_built(engine: Engine) -> bool:
+    """True when the database has the catalog tables."""
+    return inspect(engine).has_table("offers")
+
+
+def open_engine(settings: Settings, *, build_if_missing: bool = True) -> Engine:
+    """Engine for the configured database, building it from the catalog first when it is empty.
+
+    A database built by an older release is migrated to the current schema first (the
+    migrations are additive and fill new columns from the stored records), so reads never
+    meet a missing column.
+    """
+    engine = make_engine(
+        settings.resolved_database_url(), query_time_limit_ms=settings.query_time_limit_ms
+    )
+    if not is_built(engine):
+        if build_if_missing:
+            build(engine, settings.data_dir)
+    elif needs_migration(engine):
+        ensure_schema(engine)
+    return engine
+
+
+def needs_migration(engine: Engine) -> bool:
+    """True when the database's schema revision is older than the code's.
+
+    Raises:
+        DatabaseURLError: when the database was migrated by a newer release than this one.
+    """
+    with engine.connect() as conn:
+        current = migrate.current_revision(conn)
+    if not migrate.is_known(current):
+        msg = f"the database schema ({current}) is newer than this clusterscout; upgrade it"
+        raise DatabaseURLError(msg)
+    return current != migrate.head_revision()
+
+
+def build_meta(conn: Connection) -> dict[str, str]:
+    """What the build recorded: ``data_version``, ``built_at`` (empty when unbuilt)."""
+    raw = queries.read_meta(conn)
+    return {
+        "data_version": raw.get("data_version", "unbuilt"),
+        "built_at": raw.get("built_at", ""),
+    }

@@ -1,0 +1,96 @@
+"""Estimates: the model on one scenario, its stored calibration, the check against measurements."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection
+
+from clusterscout.app.database import CatalogInvalidError
+from clusterscout.catalog.calibration import CalibrationError, load_calibration, parse_calibration
+from clusterscout.catalog.load import load_gpus
+from clusterscout.catalog.problems import Problem, has_errors
+from clusterscout.domain.errors import InputError
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.checkmodel import CheckReport, check
+from clusterscout.model.estimate import EstimateResult, estimate
+from clusterscout.model.scenario import parse_scenario
+from clusterscout.store import queries
+
+
+def stored_calibration(conn: Connection) -> Calibration:
+    """Calibration constants saved with the build.
+
+    Raises:
+        CalibrationError: when the database was built without them.
+    """
+    text = queries.read_meta(conn).get("calibration_toml")
+    if not text:
+        msg = "the database has no calibration; rebuild it with clusterscout build-db"
+        raise CalibrationError(msg)
+    return parse_calibration(text, "stored calibration")
+
+
+def require_finite(data: Any, field: str, path: str = "") -> None:
+    """Refuse an answer holding NaN or an infinity (not JSON; never a real estimate).
+
+    The validators bound every input, so this is a backstop: whatever combination slips
+    through is reported as bad input naming ``field`` instead of producing invalid JSON.
+    Dataclasses (typed results) are walked field by field.
+
+    Raises:
+        InputError: naming ``field`` and the output that is not finite.
+    """
+    if isinstance(data, float) and not math.isfinite(data):
+        msg = f"the model cannot evaluate these sizes ({path or 'result'} is not finite)"
+        raise InputError(field, msg)
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        for f in dataclasses.fields(data):
+            value = getattr(data, f.name)
+            require_finite(value, field, f"{path}.{f.name}" if path else f.name)
+    elif isinstance(data, Mapping):
+        for key, value in data.items():
+            require_finite(value, field, f"{path}.{key}" if path else str(key))
+    elif isinstance(data, list | tuple):
+        for i, value in enumerate(data):
+            require_finite(value, field, f"{path}[{i}]")
+
+
+def run_estimate(conn: Connection, body: Any) -> EstimateResult:
+    """Validate a scenario (DESIGN.md §4) and run the model on the stored catalog's GPU.
+
+    Raises:
+        InputError: naming the field at fault.
+        CalibrationError: when the database has no calibration.
+    """
+    if not isinstance(body, Mapping):
+        raise InputError("scenario", "must be a JSON object")
+    scenario = parse_scenario(body)
+    gpu = queries.gpu_index(conn).require(scenario.cluster.gpu, "cluster.gpu")
+    result = estimate(scenario, gpu, stored_calibration(conn))
+    require_finite(result.result, "scenario")
+    return result
+
+
+def check_model(points: Sequence[Any], data_dir: Path) -> tuple[CheckReport, Calibration]:
+    """Predicted vs measured for every point, with the catalog's GPUs and calibration.
+
+    Returns:
+        The report and the calibration used (for its held-out error figures).
+
+    Raises:
+        CatalogInvalidError: when ``data_dir`` has no usable GPU figures.
+        CalibrationError: when ``data_dir`` has no usable calibration.
+    """
+    problems: list[Problem] = []
+    gpus = load_gpus(data_dir, problems)
+    if has_errors(problems) or not gpus:
+        raise CatalogInvalidError(
+            [*problems, Problem(f"{data_dir}/gpus.toml", "", "cannot load GPU figures")]
+        )
+    calibration = load_calibration(data_dir)
+    return check(points, gpus, calibration), calibration

@@ -1,0 +1,231 @@
+"""Reading fields by the table: offer filters from text, plan requests from JSON-like bodies.
+
+One parser per input form, both driven by ``app.fields``: the query string, the CLI flags and
+the Python API give offer filters as lists of text; the plan API, the plan page and
+``clusterscout plan`` give a plan as one mapping (numbers as numbers or text).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from typing import Any, Final
+
+from clusterscout.app.fields import (
+    OFFER_FILTER_NAMES,
+    OFFER_FILTERS,
+    PLAN_FIELD_NAMES,
+    PLAN_FIELDS,
+    Field,
+    Kind,
+    Use,
+)
+from clusterscout.catalog.filters import OfferFilter
+from clusterscout.domain.errors import InputError
+from clusterscout.model.planner.request import PlanRequest
+
+GpuResolver = Callable[[str], str | None]
+"""Maps a GPU name or alias to its canonical name, or None when unknown."""
+
+_TRUE: Final = frozenset({"true", "yes", "1", "on"})
+_FALSE: Final = frozenset({"false", "no", "0", "off"})
+_REQUEST_ATTRIBUTES: Final = {"model": "preset"}
+"""Plan fields whose PlanRequest attribute has another name."""
+
+
+def parse_bool(name: str, raw: str) -> bool:
+    """Parse a boolean value, naming the field on error.
+
+    >>> parse_bool("rdma", "Yes"), parse_bool("rdma", "0")
+    (True, False)
+    """
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise InputError(name, f"{raw!r} is not a boolean (use true or false)")
+
+
+def _or(values: Sequence[str]) -> str:
+    return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
+
+
+def _members(field: Field, raws: Sequence[str]) -> tuple[StrEnum, ...]:
+    assert field.enum is not None  # noqa: S101 - CHOICE rows name their enum (test_fields)
+    out: list[StrEnum] = []
+    for raw in raws:
+        key = raw.strip().lower().replace("-", "_")
+        match = next((m for m in field.enum if m.value == key), None)
+        if match is None:
+            raise InputError(field.name, f"{raw!r} is not one of: {', '.join(field.values)}")
+        if match not in out:
+            out.append(match)
+    return tuple(out)
+
+
+def _query_number(field: Field, raw: str) -> float:
+    integer = field.kind is Kind.INTEGER
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "a whole number" if integer else "a number"
+        raise InputError(field.name, f"{raw!r} is not {kind}") from None
+    if not math.isfinite(value) or value < 0:
+        raise InputError(field.name, f"{raw!r} must be a finite number >= 0")
+    if field.maximum is not None and value > field.maximum:
+        raise InputError(field.name, f"{raw!r} must be at most {field.maximum:,.0f}")
+    return value
+
+
+def _single(name: str, raws: Sequence[str]) -> str | None:
+    values = [r for r in raws if r.strip() != ""]
+    if not values:
+        return None
+    if len(values) > 1:
+        raise InputError(name, "may be given only once")
+    return values[0].strip()
+
+
+def _repeated(
+    field: Field,
+    items: Sequence[str],
+    resolve_gpu: GpuResolver,
+    known_providers: Callable[[str], bool] | None,
+) -> tuple[Any, ...]:
+    if field.kind is Kind.CHOICE:
+        return _members(field, items)
+    out: list[str] = []
+    for raw in items:
+        if field.kind is Kind.GPU:
+            value = resolve_gpu(raw.strip())
+            if value is None:
+                raise InputError(field.name, f"unknown GPU {raw!r}")
+        else:  # Kind.PROVIDER
+            value = raw.strip().lower()
+            if known_providers is not None and not known_providers(value):
+                raise InputError(field.name, f"unknown provider {raw!r}")
+        if value not in out:
+            out.append(value)
+    return tuple(out)
+
+
+def _one(field: Field, raw: str) -> Any:
+    if field.kind is Kind.BOOL:
+        return parse_bool(field.name, raw)
+    if field.kind is Kind.NUMBER:
+        return _query_number(field, raw)
+    if field.kind is Kind.INTEGER:
+        return int(_query_number(field, raw))
+    if field.kind is Kind.CHOICE:
+        return _members(field, [raw])[0]
+    # Kind.TEXT: matched case-insensitively
+    if field.maximum is not None and len(raw) > field.maximum:
+        raise InputError(field.name, f"must be at most {field.maximum:.0f} characters")
+    return raw.lower()
+
+
+def parse_offer_filter(
+    params: Mapping[str, Sequence[str]],
+    resolve_gpu: GpuResolver,
+    known_providers: Callable[[str], bool] | None = None,
+) -> OfferFilter:
+    """Build an OfferFilter from repeated text values keyed by filter name.
+
+    Args:
+        params: e.g. ``{"fabric": ["infiniband"], "min_gbps": ["1600"]}``; dashes in names are
+            accepted (``min-gbps``) so CLI flags and query strings share one parser. Values of
+            repeatable filters may also be comma-separated.
+        resolve_gpu: maps an alias to the canonical GPU name, or None when unknown.
+        known_providers: optional check that a provider slug exists.
+
+    Raises:
+        InputError: naming the filter and the allowed values.
+    """
+    norm: dict[str, list[str]] = {}
+    for key, raws in params.items():
+        norm.setdefault(key.replace("-", "_"), []).extend(raws)
+    unknown = sorted(set(norm) - set(OFFER_FILTER_NAMES))
+    if unknown:
+        known = ", ".join(OFFER_FILTER_NAMES)
+        raise InputError(unknown[0], f"unknown filter (known: {known})")
+    values: dict[str, Any] = {}
+    for field in OFFER_FILTERS:
+        raws = norm.get(field.name, [])
+        if field.repeatable:
+            items = [v for raw in raws for v in raw.split(",") if v.strip()]
+            values[field.name] = _repeated(field, items, resolve_gpu, known_providers)
+        else:
+            raw = _single(field.name, raws)
+            values[field.name] = None if raw is None or raw == "" else _one(field, raw)
+    return OfferFilter(**values)
+
+
+def _json_number(field: Field, value: Any) -> float | int | None:
+    """A number from JSON or from text (a form or a CLI flag); bounds are the planner's."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise InputError(field.name, f"{value!r} is not a number") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(field.name, "must be a finite number")
+    if field.kind is Kind.INTEGER:
+        if value != int(value):
+            raise InputError(field.name, "must be a whole number")
+        return int(value)
+    return float(value)
+
+
+def _plan_input(field: Field, value: Any) -> Any:
+    if field.kind is Kind.PRESET:
+        if not isinstance(value, str):
+            raise InputError(field.name, "must be a preset name such as 70B")
+        return value
+    if field.kind is Kind.GPU:
+        if not isinstance(value, str):
+            raise InputError(field.name, "must be a GPU name")
+        return value or None
+    if field.kind is Kind.CHOICE:
+        try:
+            return _members(field, [str(value)])[0]
+        except InputError:
+            raise InputError(field.name, f"must be {_or(field.values)}") from None
+    return _json_number(field, value)
+
+
+def _as_text(value: Any) -> list[str]:
+    values: Sequence[Any] = value if isinstance(value, list | tuple) else [value]
+    return [("true" if v else "false") if isinstance(v, bool) else str(v) for v in values]
+
+
+def parse_plan(body: Any) -> tuple[PlanRequest, dict[str, list[str]]]:
+    """A PlanRequest and the offer-filter parameters of a plan body (API JSON, form or CLI).
+
+    The filter parameters always ask for multi-node providers; parse them with
+    ``parse_offer_filter`` (the planner's offers are the listings' offers).
+
+    Raises:
+        InputError: naming the field at fault.
+    """
+    if not isinstance(body, Mapping):
+        raise InputError("plan", "must be a JSON object")
+    unknown = sorted(set(body) - set(PLAN_FIELD_NAMES))
+    if unknown:
+        known = ", ".join(PLAN_FIELD_NAMES)
+        raise InputError(str(unknown[0]), f"unknown field (known: {known})")
+    request: dict[str, Any] = {}
+    filters: dict[str, list[str]] = {"multi_node": ["true"]}
+    for field in PLAN_FIELDS:
+        value = body.get(field.name)
+        if field.used_as(Use.PLAN_INPUT):
+            if value is not None:
+                parsed = _plan_input(field, value)
+                if parsed is not None:
+                    request[_REQUEST_ATTRIBUTES.get(field.name, field.name)] = parsed
+        elif value not in (None, "", []):
+            filters[field.name] = _as_text(value)
+    return PlanRequest(**request), filters

@@ -1,0 +1,127 @@
+"""Catalog queries: offers by the fields table's filters, providers, comparisons, freshness."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from clusterscout.app.inputs import parse_offer_filter
+from clusterscout.catalog.filters import OfferFilter, SortKey, parse_sort
+from clusterscout.domain.errors import InputError
+from clusterscout.domain.gpus import GpuIndex
+from clusterscout.domain.models import GpuSpec, MultiNode
+from clusterscout.store import queries
+from clusterscout.store.prices import with_freshness
+from clusterscout.store.queries import Page
+
+__all__ = [
+    "Page",
+    "compare_records",
+    "count_offers",
+    "find_offers",
+    "gpu_index",
+    "gpu_names",
+    "gpu_specs",
+    "list_providers",
+    "mark_freshness",
+    "parse_offer_query",
+    "provider",
+    "value_counts",
+]
+
+COUNTED_COLUMNS = frozenset({"gpu", "fabric", "provider"})
+"""Filters whose facet counts come from one grouped query (the others: one count per value)."""
+
+
+def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:
+    """GPU reference data stored with the build."""
+    return queries.gpu_specs(conn)
+
+
+def gpu_index(conn: Connection) -> GpuIndex:
+    """The GPU index over the stored reference data and every GPU that has an offer."""
+    return queries.gpu_index(conn)
+
+
+def gpu_names(conn: Connection) -> list[str]:
+    """GPU models that have at least one offer."""
+    return queries.gpu_names(conn)
+
+
+def parse_offer_query(
+    conn: Connection, params: Mapping[str, Sequence[str]]
+) -> tuple[OfferFilter, SortKey]:
+    """Filter and sort from raw parameters (query string or CLI), validated against the store."""
+    params = dict(params)
+    sort_values = params.pop("sort", [])
+    sort = parse_sort(sort_values[-1] if sort_values else None)
+    known = queries.provider_slugs(conn)
+    return parse_offer_filter(params, gpu_index(conn).canonical, known.__contains__), sort
+
+
+def find_offers(
+    conn: Connection,
+    params: Mapping[str, Sequence[str]],
+    limit: int | None = None,
+    offset: int = 0,
+) -> tuple[OfferFilter, SortKey, Page]:
+    """Parse, then run the one offer query."""
+    f, sort = parse_offer_query(conn, params)
+    return f, sort, queries.list_offers(conn, f, sort, limit, offset)
+
+
+def count_offers(conn: Connection, f: OfferFilter) -> int:
+    """How many offers match ``f``."""
+    return queries.count_offers(conn, f)
+
+
+def value_counts(conn: Connection, f: OfferFilter, name: str) -> dict[str, int]:
+    """Offers per value of the filter ``name`` (gpu, fabric or provider) under ``f``."""
+    return queries.facet_counts(conn, f, name)
+
+
+def list_providers(conn: Connection, multi_node: MultiNode | None = None) -> Page:
+    """Providers, optionally by multi-node status, by name."""
+    return queries.list_providers(conn, multi_node)
+
+
+def provider(conn: Connection, slug: str) -> dict[str, Any] | None:
+    """One provider with its offers, or None."""
+    return queries.get_provider(conn, slug)
+
+
+def compare_records(conn: Connection, slugs: Sequence[str]) -> list[dict[str, Any]]:
+    """Provider records (with offers) for a comparison, sorted by slug, duplicates removed.
+
+    Raises:
+        InputError: (field ``provider``) when fewer than two or more than four distinct
+            providers are asked for, or a slug is unknown.
+    """
+    wanted = sorted(dict.fromkeys(s.strip().lower() for s in slugs if s.strip()))
+    known = queries.provider_slugs(conn)
+    missing = [s for s in wanted if s not in known]
+    if missing:
+        raise InputError("provider", f"unknown provider(s): {', '.join(missing)}")
+    if not 2 <= len(wanted) <= 4:
+        msg = f"compare needs 2 to 4 distinct providers, got {len(wanted)}"
+        raise InputError("provider", msg)
+    return queries.get_providers(conn, wanted)
+
+
+def mark_freshness(
+    records: list[dict[str, Any]], stale_after_days: int, today: date | None = None
+) -> list[dict[str, Any]]:
+    """Add ``age_days`` and ``stale`` to every price of offer records (in place; returned).
+
+    Provider detail records are handled too: their offers' prices are marked.
+    """
+    today = today or datetime.now(UTC).date()
+    for record in records:
+        if "prices" in record:
+            record["prices"] = with_freshness(record["prices"], today, stale_after_days)
+        for offer in record.get("offers", []):
+            offer["prices"] = with_freshness(offer["prices"], today, stale_after_days)
+    return records

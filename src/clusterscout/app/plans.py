@@ -1,0 +1,96 @@
+"""Plans: the planner over the catalog's multi-node offers, from a plan body of the fields table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from sqlalchemy import Connection
+
+from clusterscout.app.estimates import require_finite, stored_calibration
+from clusterscout.app.inputs import parse_plan
+from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
+from clusterscout.catalog.filters import OfferFilter
+from clusterscout.catalog.records import record_price
+from clusterscout.domain.models import FabricKind, GpuSpec
+from clusterscout.model.planner.plan import plan
+from clusterscout.model.planner.request import PlanRequest
+from clusterscout.model.planner.results import PlanOffer, PlanResult
+
+TIER_PREFERENCE: Final = ("on_demand", "reserved", "capacity_block", "spot")
+"""Which price the planner uses: what a buyer can actually pay for a multi-week run, in order."""
+
+
+def _chosen_price(
+    record: Mapping[str, Any], tiers: Sequence[str] = TIER_PREFERENCE
+) -> tuple[float | None, str | None]:
+    for tier in tiers:
+        price = record_price(record, tier)
+        if price is not None:
+            return price, tier
+    return None, None
+
+
+def reach(record: Mapping[str, Any]) -> int | None:
+    """The most nodes an offer record sells, listed or by quote; None when unknown."""
+    counts = [n for n in (record.get("max_nodes"), record.get("max_nodes_by_quote")) if n]
+    return max(counts) if counts else None
+
+
+def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
+    """The planner's view of an offer record: reach, fabric and the price a run would pay.
+
+    The price is ``tier``'s when given, else the first tier of ``TIER_PREFERENCE`` it has.
+    """
+    price, tier = _chosen_price(record, (tier,) if tier else TIER_PREFERENCE)
+    fabric = record.get("fabric")
+    return PlanOffer(
+        offer_id=record["id"],
+        provider=record["provider"],
+        gpu=record["gpu"],
+        gpus_per_node=record.get("gpus_per_node"),
+        fabric=FabricKind(fabric) if fabric else None,
+        per_node_gbps=record.get("per_node_gbps"),
+        gpudirect_rdma=record.get("gpudirect_rdma"),
+        max_nodes=reach(record),
+        usd_per_gpu_hour=price,
+        price_tier=tier,
+    )
+
+
+def plan_inputs(
+    conn: Connection, body: Any
+) -> tuple[PlanRequest, OfferFilter, list[dict[str, Any]]]:
+    """The request, the offer filter and the offer records of a plan body.
+
+    Raises:
+        InputError: naming the field at fault (filters included).
+    """
+    request, filter_params = parse_plan(body)
+    f, _, page = find_offers(conn, filter_params)
+    return request, f, page.records
+
+
+def rentable_gpus(conn: Connection) -> tuple[GpuSpec, ...]:
+    """GPU models that some offer sells; the verdict is about what can be rented.
+
+    Falls back to every known GPU when no offer names one (an empty catalog).
+    """
+    offered = set(gpu_names(conn))
+    specs = gpu_specs(conn)
+    return tuple(g for g in specs if g.name in offered) or specs
+
+
+def run_plan(conn: Connection, body: Any) -> PlanResult:
+    """Plan a training job over the catalog's multi-node offers.
+
+    Raises:
+        InputError: naming the field at fault.
+        CalibrationError: when the database has no calibration.
+    """
+    request, f, records = plan_inputs(conn, body)
+    tier = f.price_tier.value if f.price_tier else None
+    offers = [plan_offer(r, tier) for r in records]
+    result = plan(request, offers, rentable_gpus(conn), stored_calibration(conn))
+    require_finite(result, "plan")
+    return result

@@ -1,0 +1,81 @@
+"""Prices over time: an offer's history, stale facts and prices, and refreshing from feeds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from sqlalchemy import Connection, Engine
+
+from clusterscout.catalog.checks import STALE_AFTER_DAYS
+from clusterscout.feeds import registry
+from clusterscout.feeds.base import Feed
+from clusterscout.feeds.runner import STAGES, ChangeKind, FeedReport, OnStage, Stage, run_feeds
+from clusterscout.store import queries
+from clusterscout.store.prices import price_history_view, stale_prices
+
+__all__ = [
+    "ALL_FEEDS",
+    "FACTS_STALE_AFTER_DAYS",
+    "STAGES",
+    "ChangeKind",
+    "Feed",
+    "FeedReport",
+    "Stage",
+    "feed_names",
+    "history",
+    "refresh",
+    "select_feeds",
+    "stale",
+]
+
+ALL_FEEDS: Final = registry.ALL
+FACTS_STALE_AFTER_DAYS: Final = STALE_AFTER_DAYS
+
+
+def history(
+    conn: Connection, offer_id: str, today: date, stale_after_days: int
+) -> dict[str, Any] | None:
+    """Every price observation of an offer (newest first), the current ones and the series."""
+    return price_history_view(conn, offer_id, today, stale_after_days)
+
+
+def stale(
+    conn: Connection, today: date, prices_after_days: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Facts checked over FACTS_STALE_AFTER_DAYS ago, and prices older than the given days."""
+    facts = queries.stale_facts(conn, today, FACTS_STALE_AFTER_DAYS)
+    return facts, stale_prices(conn, today, prices_after_days)
+
+
+def feed_names() -> list[str]:
+    """The feeds ``refresh`` can run, sorted."""
+    return registry.names()
+
+
+def select_feeds(source: str, has_input: bool) -> list[Feed]:
+    """The feeds named by ``source`` (``all``: every feed that needs no input file).
+
+    Raises:
+        KeyError: for an unknown name.
+        ValueError: for ``all`` together with an input file.
+    """
+    return registry.select_feeds(source, has_input)
+
+
+def refresh(
+    engine: Engine,
+    feeds: Sequence[Feed],
+    source: Path | None,
+    *,
+    dry_run: bool,
+    now: datetime,
+    as_of: date | None,
+    on_stage: OnStage,
+) -> list[FeedReport]:
+    """Apply each feed in a transaction of its own; a failed feed never stops the next."""
+    return run_feeds(
+        engine, feeds, source, dry_run=dry_run, now=now, as_of=as_of, on_stage=on_stage
+    )

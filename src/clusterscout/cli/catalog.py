@@ -1,0 +1,249 @@
+"""Catalog commands: ``validate``, ``build-db``, ``providers``, ``offers`` and ``compare``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clusterscout.app import database, offers
+from clusterscout.app.fields import OFFER_FILTERS
+from clusterscout.catalog.exports import (
+    OFFER_COLUMNS,
+    PROVIDER_COLUMNS,
+    offer_row,
+    provider_row,
+    to_csv,
+)
+from clusterscout.catalog.problems import Severity, has_errors
+from clusterscout.catalog.records import record_price
+from clusterscout.cli.options import (
+    choice,
+    database_url_option,
+    engine_for,
+    fail,
+    field_options,
+    field_values,
+    format_option,
+    reporting,
+    settings_for,
+)
+from clusterscout.cli.output import Column, err, out, print_json, print_table, text
+from clusterscout.domain.models import MultiNode
+
+DATA_DIR_HELP = "Catalog directory (default: the catalog shipped with clusterscout)."
+
+
+@click.command()
+@click.argument("data_dir", required=False, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def validate(data_dir: Path | None, strict: bool) -> None:
+    """Check the catalog and print every problem as ``file: key.path: message``."""
+    result = database.validate(data_dir or settings_for(None).data_dir)
+    for problem in result.problems:
+        out.print(str(problem), highlight=False, markup=False)
+    errors = sum(1 for p in result.problems if p.severity is Severity.ERROR)
+    warnings = len(result.problems) - errors
+    catalog = result.catalog
+    summary = (
+        f"{len(catalog.providers)} providers, {len(catalog.offers)} offers, "
+        f"{len(catalog.gpus)} GPUs, {len(catalog.fabrics)} fabrics; "
+        if catalog
+        else ""
+    )
+    err.print(f"{summary}{errors} error(s), {warnings} warning(s)", highlight=False)
+    if has_errors(result.problems) or (strict and warnings):
+        raise click.exceptions.Exit(1)
+
+
+@click.command("build-db")
+@database_url_option
+@click.option("--data-dir", "--data", type=click.Path(path_type=Path), help=DATA_DIR_HELP)
+def build_db(database_url: str | None, data_dir: Path | None) -> None:
+    """Load the catalog in one transaction; on any failure the old database stays as it was."""
+    settings = settings_for(database_url)
+    with reporting():
+        engine = database.engine_for_url(settings.resolved_database_url())
+    try:
+        stats, problems = database.build(engine, data_dir or settings.data_dir)
+    except database.CatalogInvalidError as exc:
+        for p in exc.problems:
+            err.print(str(p), highlight=False, markup=False)
+        raise fail("catalog has errors; the database was not changed", 1) from None
+    out.print(
+        f"built {stats.providers} providers, {stats.offers} offers, {stats.prices} price "
+        f"observations (data version {stats.data_version}; {len(problems)} warning(s))",
+        highlight=False,
+    )
+
+
+def _emit(
+    fmt: str,
+    records: list[dict[str, Any]],
+    flatten: Callable[[dict[str, Any]], dict[str, Any]],
+    columns: tuple[str, ...],
+    table_columns: tuple[str, ...],
+    title: str,
+) -> None:
+    if fmt == "json":
+        print_json(records)
+    elif fmt == "csv":
+        sys.stdout.write(to_csv((flatten(r) for r in records), columns))
+    else:
+        rows = [flatten(r) for r in records]
+        print_table(
+            title,
+            [
+                Column(c.replace("_", " "), right=c.endswith(("gbps", "nodes", "hour")))
+                for c in table_columns
+            ],
+            [[text(row[c]) for c in table_columns] for row in rows],
+        )
+
+
+@click.command()
+@click.option("--multi-node", "multi_node", metavar="yes|no|unknown", help="yes, no or unknown.")
+@format_option("table", ("table", "json", "csv"))
+@database_url_option
+def providers(multi_node: str | None, fmt: str, database_url: str | None) -> None:
+    """List providers."""
+    fmt = choice("--format", fmt, ("table", "json", "csv"))
+    status = None
+    if multi_node is not None:
+        status = MultiNode(choice("--multi-node", multi_node, MultiNode.values()))
+    with engine_for(database_url).connect() as conn:
+        page = offers.list_providers(conn, status)
+    _emit(
+        fmt,
+        page.records,
+        provider_row,
+        PROVIDER_COLUMNS,
+        ("slug", "name", "multi_node", "hq_country", "offer_count"),
+        f"{page.count} providers",
+    )
+
+
+def _with_tier_price(tier: str, column: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """``offer_row`` plus ``column``: the lowest current price of ``tier``."""
+
+    def flatten(record: dict[str, Any]) -> dict[str, Any]:
+        row = offer_row(record)
+        row[column] = record_price(record, tier)
+        return row
+
+    return flatten
+
+
+@click.command("offers")
+@field_options(OFFER_FILTERS)
+@click.option("--sort", default="price", show_default=True, metavar="price|gbps|provider|nodes")
+@format_option("table", ("table", "json", "csv"))
+@database_url_option
+def list_offers(sort: str, fmt: str, database_url: str | None, **filters: Any) -> None:
+    """List cluster offers that match every filter given."""
+    fmt = choice("--format", fmt, ("table", "json", "csv"))
+    params = {
+        k: v if isinstance(v, list) else [v]
+        for k, v in field_values(filters, OFFER_FILTERS).items()
+    }
+    with engine_for(database_url).connect() as conn, reporting():
+        f, _, page = offers.find_offers(conn, {**params, "sort": [sort]})
+    offers.mark_freshness(page.records, settings_for(database_url).stale_after_days)
+    price_column = "from_usd_per_gpu_hour"
+    flatten: Callable[[dict[str, Any]], dict[str, Any]] = offer_row
+    if f.price_tier is not None:
+        # The table shows the price the filter and sort used; JSON and CSV keep the records.
+        price_column = f"{f.price_tier.value}_usd_per_gpu_hour"
+        flatten = _with_tier_price(f.price_tier.value, price_column)
+    _emit(
+        fmt,
+        page.records,
+        flatten,
+        OFFER_COLUMNS,
+        ("provider", "gpu", "fabric", "per_node_gbps", "gpudirect_rdma", "max_nodes", price_column),
+        f"{page.count} offers",
+    )
+
+
+def compare_rows(records: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """Checklist rows (label, one cell per provider) for a comparison."""
+
+    def offers_summary(r: dict[str, Any]) -> str:
+        parts = []
+        for o in r["offers"]:
+            gbps = text(o["per_node_gbps"])
+            price = o["from_usd_per_gpu_hour"]
+            price_txt = f"${price:g}/GPU-h" if price is not None else "price unknown"
+            parts.append(f"{o['gpu']} · {text(o['fabric'])} {gbps} Gb/s · {price_txt}")
+        return "\n".join(parts) or "none listed"
+
+    def fabrics(r: dict[str, Any]) -> str:
+        kinds = sorted({o["fabric"] for o in r["offers"] if o["fabric"]})
+        return ", ".join(kinds) or "unknown"
+
+    def rdma(r: dict[str, Any]) -> str:
+        values = {o["gpudirect_rdma"] for o in r["offers"]}
+        return ", ".join(sorted(text(v) for v in values)) or "unknown"
+
+    def orch(r: dict[str, Any]) -> str:
+        o = r["orchestration"]
+        return (
+            f"Slurm: {text(o['managed_slurm'])}; Kubernetes: {text(o['managed_kubernetes'])}; "
+            f"NCCL set up: {text(o['nccl_preconfigured'])}"
+        )
+
+    def prov(r: dict[str, Any]) -> str:
+        p = r["provisioning"]
+        terms = ", ".join(p["reserved_terms"]) or "unknown"
+        return (
+            f"on-demand clusters: {text(p['on_demand_clusters'])}; reserved: "
+            f"{text(p['reserved'])} ({terms}); waitlist: {text(p['waitlist'])}"
+        )
+
+    def billing(r: dict[str, Any]) -> str:
+        b = r["billing"]
+        return f"{text(b['granularity'])}; minimum: {text(b['minimum'])}"
+
+    def storage(r: dict[str, Any]) -> str:
+        s = r["storage"]
+        products = ", ".join(s["products"]) or "unknown"
+        return f"shared FS: {text(s['shared_filesystem'])}; {products}"
+
+    rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        ("multi-node", lambda r: r["multi_node"]),
+        ("fabric", fabrics),
+        ("GPUDirect RDMA", rdma),
+        ("orchestration", orch),
+        ("provisioning", prov),
+        ("billing", billing),
+        ("storage", storage),
+        ("offers", offers_summary),
+    ]
+    return [(label, [fn(r) for r in records]) for label, fn in rows]
+
+
+@click.command()
+@click.argument("slugs", nargs=-1, required=True)
+@format_option("table", ("table", "json"))
+@database_url_option
+def compare(slugs: tuple[str, ...], fmt: str, database_url: str | None) -> None:
+    """Show providers side by side on the buyer's checklist."""
+    fmt = choice("--format", fmt, ("table", "json"))
+    with engine_for(database_url).connect() as conn, reporting(flags=False):
+        records = offers.compare_records(conn, slugs)
+    offers.mark_freshness(records, settings_for(database_url).stale_after_days)
+    if fmt == "json":
+        print_json(records)
+        return
+    print_table(
+        "Checklist",
+        [Column(""), *(Column(r["name"]) for r in records)],
+        [[label, *cells] for label, cells in compare_rows(records)],
+        show_lines=True,
+    )
+
+
+COMMANDS: tuple[click.Command, ...] = (validate, build_db, providers, list_offers, compare)

@@ -1,0 +1,247 @@
+"""Model commands: ``estimate``, ``plan`` and ``check-model``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clusterscout.app import estimates, plans
+from clusterscout.app.errors import Operation
+from clusterscout.app.fields import PLAN_FIELDS
+from clusterscout.cli.options import (
+    choice,
+    database_url_option,
+    engine_for,
+    fail,
+    field_options,
+    field_values,
+    format_option,
+    reporting,
+    settings_for,
+)
+from clusterscout.cli.output import Column, out, print_json, print_table
+from clusterscout.model.planner.results import PlanResult
+from clusterscout.web.schemas import estimate_json, plan_json
+
+
+def _read_json(source: str) -> Any:
+    """Parsed JSON from a file or ``-`` (stdin); any problem is a one-line error naming it."""
+    if not source.strip():
+        raise fail("the JSON file name is empty (give a path, or - for stdin)")
+    try:
+        body = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot read {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise fail(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise fail(f"{source}: invalid JSON: {exc.msg} (line {exc.lineno})") from None
+    except RecursionError:
+        raise fail(f"{source}: invalid JSON: nested too deeply") from None
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "unknown"
+    return f"{value:,.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+@click.command()
+@click.argument("scenario")
+@format_option("json", ("json", "table"))
+@database_url_option
+def estimate(scenario: str, fmt: str, database_url: str | None) -> None:
+    """Run the performance model on one scenario (SCENARIO.json, or - for stdin)."""
+    fmt = choice("--format", fmt, ("json", "table"))
+    body = _read_json(scenario)
+    with (
+        engine_for(database_url).connect() as conn,
+        reporting(Operation.MODEL, flags=False, prefix=f"{scenario}: "),
+    ):
+        answer = estimates.run_estimate(conn, body)
+    result = estimate_json(answer)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return
+    rows: list[list[str]] = []
+    for key, value in result.items():
+        if key in {"kind", "gpu"}:
+            continue
+        if isinstance(value, dict):
+            rows.extend(
+                [f"{key}.{sub}", _num(v) if isinstance(v, float) else str(v)]
+                for sub, v in value.items()
+            )
+        else:
+            rows.append([key, _num(value) if isinstance(value, float) else str(value)])
+    print_table(
+        f"{result['kind']} estimate on {result['gpu']}",
+        [Column("quantity"), Column("value", right=True)],
+        rows,
+    )
+
+
+@click.command()
+@field_options(PLAN_FIELDS, plan=True)
+@click.option(
+    "--limit", default=15, show_default=True, type=int, help="Options shown in the table."
+)
+@format_option("table", ("table", "json"))
+@database_url_option
+def plan(limit: int, fmt: str, database_url: str | None, **fields: Any) -> None:
+    """Do I need multi-node? And which offer finishes my job cheapest or fastest?
+
+    Every field of POST /api/v1/plan is an option here, with the same name (dashes for
+    underscores) and the same rules.
+    """
+    fmt = choice("--format", fmt, ("table", "json"))
+    if limit < 0:
+        raise fail(f"--limit: must be at least 0 (got {limit})")
+    body = field_values(fields, PLAN_FIELDS)
+    with engine_for(database_url).connect() as conn, reporting(Operation.MODEL):
+        result = plans.run_plan(conn, body)
+    if fmt == "json":
+        print_json(plan_json(result))
+        return
+    print_plan(result, limit)
+
+
+def _verdict(result: PlanResult) -> str:
+    fits = [v.gpu for v in result.per_gpu if v.one_node_fits]
+    fails = [v.gpu for v in result.per_gpu if not v.one_node_fits]
+    if result.needs_multi_node:
+        return "yes"
+    if fails:
+        # The answer depends on the GPU model: say on which ones one node is not enough.
+        return f"no on {', '.join(fits)}; yes on {', '.join(fails)}"
+    return "no"
+
+
+_OPTION_COLUMNS = (
+    Column("#", right=True),
+    Column("offer"),
+    Column("GPU"),
+    Column("price"),
+    Column("nodes", right=True),
+    Column("layout"),
+    Column("hours", right=True),
+    Column("cost USD", right=True),
+    Column("scaling", right=True),
+    Column("eff. $/GPU-h", right=True),
+    Column("pareto"),
+)
+
+
+def print_plan(result: PlanResult, limit: int) -> None:
+    """The plan as text: the verdict, the options table and what was left out."""
+    mem = result.memory
+    fewest = result.min_gpus_to_fit if result.min_gpus_to_fit is not None else "none"
+    out.print(
+        f"[bold]Needs multi-node:[/bold] {_verdict(result)} — model states (weights, "
+        f"gradients, Adam) {mem.total_state_gib:,.0f} GiB; smallest GPU count that fits: {fewest}",
+        highlight=False,
+    )
+    for v in result.per_gpu:
+        one = (
+            f"one node: {v.one_node_time_hours:,.0f} h"
+            if v.one_node_fits and v.one_node_time_hours is not None
+            else "does not fit one node"
+        )
+        out.print(f"  {v.gpu}: min {v.min_gpus_to_fit} GPUs; {one}", highlight=False)
+    rows = []
+    for o in result.options[:limit]:
+        lay = o.layout
+        rows.append(
+            [
+                str(o.rank_by_cost),
+                o.offer.offer_id,
+                o.offer.gpu,
+                f"{o.offer.usd_per_gpu_hour:.2f} {o.offer.price_tier or ''}".strip(),
+                str(o.nodes),
+                f"tp{lay.tp} pp{lay.pp} dp{lay.dp} {lay.sharding.value}",
+                f"{o.time_hours:,.1f}",
+                f"{o.cost_usd:,.0f}",
+                f"{o.scaling_efficiency:.1%}",
+                f"{o.effective_usd_per_gpu_hour:.2f}",
+                "★" if o.pareto else "",
+            ]
+        )
+    title = (
+        f"Options by cost (estimates, ±{result.error_band_pct:.0f}%: "
+        "p90 error on held-out measurements)"
+    )
+    print_table(title, _OPTION_COLUMNS, rows)
+    if result.excluded:
+        out.print(f"left out ({len(result.excluded)}):", highlight=False)
+        for e in result.excluded:
+            out.print(f"  {e.offer.offer_id}: {e.reason.value}", highlight=False, markup=False)
+
+
+@click.command("check-model")
+@click.argument("measurements", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--data-dir",
+    "--data",
+    type=click.Path(path_type=Path),
+    help="Catalog with gpus.toml and calibration.toml (default: the shipped catalog).",
+)
+def check_model(measurements: Path | None, data_dir: Path | None) -> None:
+    """Predicted vs measured for every point the model can express; median and p90 last.
+
+    MEASUREMENTS defaults to measurements.json of the catalog.
+    """
+    data_dir = data_dir or settings_for(None).data_dir
+    measurements = measurements or data_dir / "measurements.json"
+    raw = _read_json(str(measurements))
+    points = raw.get("points") if isinstance(raw, dict) else raw
+    if not isinstance(points, list):
+        raise fail(f"{measurements}: expected a list of points or an object with 'points'")
+    with reporting():
+        report, calibration = estimates.check_model(points, data_dir)
+    print_table(
+        "predicted vs measured",
+        [
+            Column("point"),
+            Column("metric"),
+            Column("measured", right=True),
+            Column("predicted", right=True),
+            Column("error %", right=True),
+        ],
+        [
+            [
+                r.id,
+                f"{r.metric} ({r.unit})",
+                _num(r.measured),
+                _num(r.predicted),
+                f"{r.abs_error_pct:.1f}",
+            ]
+            for r in report.results
+        ],
+    )
+    out.print(f"\nnot expressed ({len(report.unexpressed)}):", highlight=False)
+    for u in report.unexpressed:
+        out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
+    if calibration.holdout_p90_abs_error_pct is not None:
+        # The fitted constants saw these points; the held-out figures did not (see
+        # scripts/calibrate.py --holdout). They are the honest error for a new job.
+        out.print(
+            "out of sample at calibration time (each point predicted by constants fitted "
+            f"without its source): median {calibration.holdout_median_abs_error_pct:.1f}%, "
+            f"p90 {calibration.holdout_p90_abs_error_pct:.1f}%",
+            highlight=False,
+        )
+    out.print(
+        f"expressed {len(report.results)} of {report.total} points; "
+        f"median abs error {report.median_abs_error_pct:.1f}%, "
+        f"p90 abs error {report.p90_abs_error_pct:.1f}%",
+        highlight=False,
+    )
+
+
+COMMANDS: tuple[click.Command, ...] = (estimate, plan, check_model)

@@ -1,1 +1,0 @@
-"""Typer command groups contributed by feature packages; registered in clusterscout.cli."""

@@ -1,0 +1,144 @@
+"""Layout search: the fastest parallel layout that fits memory on a cluster, and node sweeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from clusterscout.domain.models import GpuSpec
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.compute import peak_tflops
+from clusterscout.model.inputs import (
+    ClusterSpec,
+    Parallelism,
+    Precision,
+    Recompute,
+    Sharding,
+    TrainingWorkload,
+)
+from clusterscout.model.memory import memory_per_gpu
+from clusterscout.model.planner.request import Job
+from clusterscout.model.planner.results import Layout
+from clusterscout.model.training import step_breakdown
+
+REFERENCE_NODE_GPUS: Final = 8
+_TP_CHOICES: Final = (1, 2, 4, 8)
+_PP_CHOICES: Final = (1, 2, 4, 8, 16, 32, 64)
+_VP_CHOICES: Final = (4, 2, 1)
+_MAX_GPUS_SEARCH: Final = 1 << 20
+
+
+def node_counts(cap: int) -> tuple[int, ...]:
+    """Powers of two from 1 up to ``cap``, plus ``cap`` itself (the node counts tried).
+
+    >>> node_counts(1), node_counts(8), node_counts(12)
+    ((1,), (1, 2, 4, 8), (1, 2, 4, 8, 12))
+    """
+    counts = [1 << i for i in range(cap.bit_length()) if (1 << i) <= cap]
+    if cap not in counts:
+        counts.append(cap)
+    return tuple(counts)
+
+
+def has_figures(gpu: GpuSpec, precision: Precision) -> bool:
+    """True when the GPU has the peak TFLOP/s the model needs (BF16, and ``precision``)."""
+    try:
+        peak_tflops(gpu, Precision.BF16)
+        peak_tflops(gpu, precision)
+    except ValueError:
+        return False
+    return True
+
+
+def _workload(
+    job: Job, tp: int, pp: int, vp: int, dp: int, sharding: Sharding, recompute: Recompute
+) -> TrainingWorkload:
+    batch = max(dp, round(job.global_batch / dp) * dp)
+    return TrainingWorkload(
+        model=job.model,
+        seq_len=job.seq_len,
+        global_batch=batch,
+        micro_batch=1,
+        precision=job.precision,
+        parallelism=Parallelism(tp=tp, pp=pp, cp=1, dp=dp, vp=vp, sharding=sharding),
+        recompute=recompute,
+    )
+
+
+def _vp(layers: int, pp: int) -> int:
+    if pp == 1:
+        return 1
+    return next((v for v in _VP_CHOICES if layers % (pp * v) == 0), 1)
+
+
+def fitting_workloads(
+    job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
+) -> list[TrainingWorkload]:
+    """Per (tp, sharding, recompute): the smallest pipeline depth that fits memory.
+
+    FSDP is tried without pipelining only (how it is used in practice); more pipeline
+    stages than needed only add bubble, so the first fitting depth is kept.
+    """
+    found: list[TrainingWorkload] = []
+    heads = job.model.heads
+    for tp in _TP_CHOICES:
+        if tp > gpus_per_node or gpus_per_node % tp or heads % tp or gpus % tp:
+            continue
+        for sharding in (Sharding.FSDP, Sharding.ZERO1):
+            for recompute in (Recompute.NONE, Recompute.FULL):
+                pps = (1,) if sharding is Sharding.FSDP else _PP_CHOICES
+                for pp in pps:
+                    if pp > job.model.layers or gpus % (tp * pp):
+                        break
+                    dp = gpus // (tp * pp)
+                    w = _workload(job, tp, pp, _vp(job.model.layers, pp), dp, sharding, recompute)
+                    if memory_per_gpu(w, gpu, calibration).fits:
+                        found.append(w)
+                        break
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class BestLayout:
+    """The fastest layout that fits a cluster, and its step time."""
+
+    workload: TrainingWorkload
+    step_time_s: float
+
+
+def best_layout(job: Job, cluster: ClusterSpec, calibration: Calibration) -> BestLayout | None:
+    """Fastest layout over TP/PP/sharding/recompute that fits memory on ``cluster``, or None."""
+    best: BestLayout | None = None
+    for w in fitting_workloads(job, cluster.gpu, cluster.gpus_per_node, cluster.gpus, calibration):
+        t = step_breakdown(w, cluster, calibration).total_s
+        if best is None or t < best.step_time_s:
+            best = BestLayout(w, t)
+    return best
+
+
+def layout_of(w: TrainingWorkload) -> Layout:
+    """The layout a workload uses."""
+    p = w.parallelism
+    return Layout(p.tp, p.pp, p.dp, p.vp, p.sharding, w.recompute, w.micro_batch, w.global_batch)
+
+
+def _fits_on(job: Job, gpu: GpuSpec, gpus: int, calibration: Calibration) -> bool:
+    gpn = min(gpus, REFERENCE_NODE_GPUS)
+    return bool(fitting_workloads(job, gpu, gpn, gpus, calibration))
+
+
+def min_gpus_to_fit(job: Job, gpu: GpuSpec, calibration: Calibration) -> int | None:
+    """Smallest GPU count whose best layout fits memory (doubling, then bisection)."""
+    high = 1
+    while not _fits_on(job, gpu, high, calibration):
+        high *= 2
+        if high > _MAX_GPUS_SEARCH:
+            return None
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if _fits_on(job, gpu, mid, calibration):
+            high = mid
+        else:
+            low = mid
+    return high

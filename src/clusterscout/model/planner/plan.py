@@ -1,0 +1,167 @@
+"""The plan: "do I need multi-node?" and the offers that can host the job, ranked (pure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from clusterscout.domain.errors import InputError
+from clusterscout.domain.gpus import GpuIndex
+from clusterscout.domain.models import GpuSpec
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.cost import effective_usd_per_gpu_hour, job_cost_usd
+from clusterscout.model.inputs import ClusterSpec, TrainingWorkload
+from clusterscout.model.planner.layouts import best_layout, has_figures, layout_of, node_counts
+from clusterscout.model.planner.ranking import pick, rank
+from clusterscout.model.planner.reasons import ASSUMPTIONS, ExclusionReason
+from clusterscout.model.planner.request import Job, PlanRequest, job_for
+from clusterscout.model.planner.results import Exclusion, PlanOffer, PlanOption, PlanResult
+from clusterscout.model.planner.verdict import gpu_verdict, job_hours, memory_arithmetic
+from clusterscout.model.training import train_step
+
+_Step = tuple[TrainingWorkload, float, float, float] | None
+"""Cached model answer per cluster shape: (workload, step time s, efficiency, MFU) or None."""
+
+
+def _candidates(
+    job: Job,
+    request: PlanRequest,
+    offer: PlanOffer,
+    gpu: GpuSpec,
+    calibration: Calibration,
+    cache: dict[tuple[Any, ...], _Step],
+) -> list[PlanOption]:
+    """The best option at every node count the offer reaches (one node without a network)."""
+    per_node = offer.gpus_per_node or 0
+    price = offer.usd_per_gpu_hour or 0.0
+    networked = offer.fabric is not None and offer.per_node_gbps is not None
+    cap = min(request.max_nodes, offer.max_nodes or request.max_nodes) if networked else 1
+    out: list[PlanOption] = []
+    for nodes in node_counts(cap):
+        # Offers with the same GPU, node size and network share one model evaluation.
+        key = (gpu.name, per_node, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma, nodes)
+        if key not in cache:
+            cluster = ClusterSpec(
+                gpu, per_node, nodes, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma
+            )
+            best = best_layout(job, cluster, calibration)
+            if best is None:
+                cache[key] = None
+            else:
+                res = train_step(best.workload, cluster, calibration)
+                cache[key] = (best.workload, res.step_time_s, res.scaling_efficiency, res.mfu)
+        entry = cache[key]
+        if entry is None:
+            continue
+        w, step_s, eff, mfu = entry
+        hours = job_hours(job, step_s)
+        out.append(
+            PlanOption(
+                offer=offer,
+                nodes=nodes,
+                layout=layout_of(w),
+                time_hours=hours,
+                cost_usd=job_cost_usd(price, nodes * per_node, hours),
+                scaling_efficiency=eff,
+                effective_usd_per_gpu_hour=effective_usd_per_gpu_hour(price, eff),
+                mfu=mfu,
+            )
+        )
+    return out
+
+
+def _unusable(offer: PlanOffer, gpu: GpuSpec | None, job: Job) -> ExclusionReason | None:
+    """Why the offer cannot be evaluated at all, checked in this order, or None."""
+    if gpu is None:
+        return ExclusionReason.UNKNOWN_GPU
+    if not has_figures(gpu, job.precision):
+        return ExclusionReason.no_figure(job.precision)
+    if offer.usd_per_gpu_hour is None:
+        return ExclusionReason.NO_PRICE
+    if offer.gpus_per_node is None:
+        return ExclusionReason.UNKNOWN_GPUS_PER_NODE
+    return None
+
+
+def _no_candidate_reason(offer: PlanOffer) -> ExclusionReason:
+    if offer.fabric is None:
+        return ExclusionReason.UNKNOWN_FABRIC
+    if offer.per_node_gbps is None:
+        return ExclusionReason.UNKNOWN_GBPS
+    return ExclusionReason.TOO_SMALL
+
+
+def plan(
+    request: PlanRequest,
+    offers: Sequence[PlanOffer],
+    gpus: Sequence[GpuSpec],
+    calibration: Calibration,
+) -> PlanResult:
+    """Answer "do I need multi-node?" and rank the offers that can host the job.
+
+    For each priced offer, every power-of-two node count up to the offer's (or the
+    request's) maximum is tried with the fastest layout that fits memory (TP inside the node,
+    the smallest pipeline depth, FSDP vs ZeRO-1, no vs full recomputation); the offer
+    contributes its cheapest option and, when different, its fastest one, both within budget
+    and deadline. Options are sorted by cost, with their rank by time and the Pareto front
+    (no other option both cheaper and faster) marked.
+
+    Raises:
+        InputError: for an invalid request (field named) or an unknown GPU filter.
+    """
+    job = job_for(request)
+    index = GpuIndex.of(gpus)
+    gpu_filter = index.require(request.gpu, "gpu").name if request.gpu else None
+    considered = [
+        g
+        for g in gpus
+        if (gpu_filter is None or g.name == gpu_filter) and has_figures(g, job.precision)
+    ]
+    if gpu_filter is not None and not considered:
+        raise InputError("precision", f"{gpu_filter} has no {job.precision.value} figure")
+    verdicts = tuple(gpu_verdict(job, g, calibration) for g in considered)
+    cache: dict[tuple[Any, ...], _Step] = {}
+    options: list[PlanOption] = []
+    excluded: list[Exclusion] = []
+    for offer in offers:
+        gpu = index.spec(offer.gpu)
+        if gpu is not None and gpu_filter is not None and gpu.name != gpu_filter:
+            continue
+        reason = _unusable(offer, gpu, job)
+        if reason is not None or gpu is None:
+            excluded.append(Exclusion(offer, reason or ExclusionReason.UNKNOWN_GPU))
+            continue
+        candidates = _candidates(job, request, offer, gpu, calibration, cache)
+        if not candidates:
+            excluded.append(Exclusion(offer, _no_candidate_reason(offer)))
+            continue
+        chosen = pick(candidates, request.budget_usd, request.deadline_hours)
+        if isinstance(chosen, ExclusionReason):
+            excluded.append(Exclusion(offer, chosen))
+            continue
+        options.extend(chosen)
+    one_node_ok = [
+        v
+        for v in verdicts
+        if v.one_node_fits
+        and (
+            request.deadline_hours is None
+            or (v.one_node_time_hours or math.inf) <= request.deadline_hours
+        )
+    ]
+    fits = [v.min_gpus_to_fit for v in verdicts if v.min_gpus_to_fit is not None]
+    return PlanResult(
+        model=job.model,
+        seq_len=job.seq_len,
+        tokens=job.tokens,
+        steps=job.steps,
+        needs_multi_node=not one_node_ok,
+        min_gpus_to_fit=min(fits) if fits else None,
+        memory=memory_arithmetic(job.model),
+        per_gpu=verdicts,
+        options=rank(options),
+        excluded=tuple(excluded),
+        error_band_pct=calibration.error_band_pct,
+        assumptions=ASSUMPTIONS,
+    )

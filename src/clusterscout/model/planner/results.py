@@ -1,0 +1,129 @@
+"""The planner's typed answer: offers as it sees them, layouts, verdicts, options, exclusions.
+
+Plain frozen values; their public JSON is declared in ``web/schemas.py``, not here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from clusterscout.domain.models import FabricKind
+from clusterscout.model.inputs import ModelShape, Recompute, Sharding
+from clusterscout.model.memory import (
+    GRAD_BYTES_PER_PARAM,
+    OPTIMIZER_BYTES_PER_PARAM,
+    WEIGHT_BYTES_PER_PARAM,
+)
+from clusterscout.model.planner.reasons import Assumption, ExclusionReason
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOffer:
+    """An offer as the planner sees it (built by the caller from the catalog)."""
+
+    offer_id: str
+    provider: str
+    gpu: str
+    gpus_per_node: int | None
+    fabric: FabricKind | None
+    per_node_gbps: float | None
+    gpudirect_rdma: bool | None
+    max_nodes: int | None
+    usd_per_gpu_hour: float | None
+    price_tier: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A parallel layout chosen by the planner (context parallelism is always 1 here)."""
+
+    tp: int
+    pp: int
+    dp: int
+    vp: int
+    sharding: Sharding
+    recompute: Recompute
+    micro_batch: int
+    global_batch: int
+    cp: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryArithmetic:
+    """The memory sum behind "do I need multi-node?" (whole model, unsharded)."""
+
+    params: float
+    weights_gib: float
+    grads_gib: float
+    optimizer_gib: float
+    total_state_gib: float
+
+    @property
+    def bytes_per_param(self) -> float:
+        """Bytes of model state per parameter: weights, gradients and Adam state."""
+        return WEIGHT_BYTES_PER_PARAM + GRAD_BYTES_PER_PARAM + OPTIMIZER_BYTES_PER_PARAM
+
+
+@dataclass(frozen=True, slots=True)
+class GpuVerdict:
+    """Whether one 8-GPU node of a GPU model holds the job, and how long it would take."""
+
+    gpu: str
+    memory_gib: float
+    min_gpus_to_fit: int | None
+    one_node_fits: bool
+    one_node_time_hours: float | None
+    one_node_layout: Layout | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOption:
+    """One way to run the job on one offer."""
+
+    offer: PlanOffer
+    nodes: int
+    layout: Layout
+    time_hours: float
+    cost_usd: float
+    scaling_efficiency: float
+    effective_usd_per_gpu_hour: float
+    mfu: float
+    pareto: bool = False
+    rank_by_cost: int = 0
+    rank_by_time: int = 0
+
+    @property
+    def gpus(self) -> int:
+        """GPUs used (options exist only for offers whose GPUs per node are known)."""
+        return self.nodes * (self.offer.gpus_per_node or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """An offer left out, and why."""
+
+    offer: PlanOffer
+    reason: ExclusionReason
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """The planner's answer."""
+
+    model: ModelShape
+    seq_len: int
+    tokens: float
+    steps: int
+    needs_multi_node: bool
+    min_gpus_to_fit: int | None
+    memory: MemoryArithmetic
+    per_gpu: tuple[GpuVerdict, ...]
+    options: tuple[PlanOption, ...]
+    excluded: tuple[Exclusion, ...]
+    error_band_pct: float
+    assumptions: tuple[Assumption, ...] = field(default_factory=tuple)
+
+    @property
+    def by_time(self) -> tuple[PlanOption, ...]:
+        """Options, fastest first."""
+        return tuple(sorted(self.options, key=lambda o: o.rank_by_time))

@@ -1,0 +1,50 @@
+"""Do I need multi-node? The memory arithmetic and the one-node verdict per GPU model."""
+
+from __future__ import annotations
+
+from clusterscout.domain.models import GpuSpec
+from clusterscout.domain.units import GIB, SECONDS_PER_HOUR
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.inputs import ClusterSpec, ModelShape
+from clusterscout.model.memory import (
+    GRAD_BYTES_PER_PARAM,
+    OPTIMIZER_BYTES_PER_PARAM,
+    WEIGHT_BYTES_PER_PARAM,
+)
+from clusterscout.model.planner.layouts import (
+    REFERENCE_NODE_GPUS,
+    best_layout,
+    layout_of,
+    min_gpus_to_fit,
+)
+from clusterscout.model.planner.request import Job
+from clusterscout.model.planner.results import GpuVerdict, MemoryArithmetic
+
+
+def job_hours(job: Job, step_time_s: float) -> float:
+    """Hours to run every step of ``job`` at ``step_time_s`` per step."""
+    return job.steps * step_time_s / SECONDS_PER_HOUR
+
+
+def memory_arithmetic(model: ModelShape) -> MemoryArithmetic:
+    """Weights, gradients and Adam state of the whole model, in GiB."""
+    p = model.params
+    w, g, o = (
+        b * p / GIB
+        for b in (WEIGHT_BYTES_PER_PARAM, GRAD_BYTES_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM)
+    )
+    return MemoryArithmetic(p, w, g, o, w + g + o)
+
+
+def gpu_verdict(job: Job, gpu: GpuSpec, calibration: Calibration) -> GpuVerdict:
+    """Whether one 8-GPU node of ``gpu`` holds the job, the time there, and the fewest GPUs."""
+    node = ClusterSpec(gpu=gpu, gpus_per_node=REFERENCE_NODE_GPUS, nodes=1)
+    best = best_layout(job, node, calibration)
+    return GpuVerdict(
+        gpu=gpu.name,
+        memory_gib=gpu.memory_gib,
+        min_gpus_to_fit=min_gpus_to_fit(job, gpu, calibration),
+        one_node_fits=best is not None,
+        one_node_time_hours=job_hours(job, best.step_time_s) if best else None,
+        one_node_layout=layout_of(best.workload) if best else None,
+    )

@@ -1,0 +1,33 @@
+"""The web layer's client error: HTTP status, machine code, message and the field at fault."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+
+from clusterscout.app.errors import Failure
+
+
+class ApiError(Exception):
+    """A client error with a machine code, a message and the input field at fault.
+
+    Raised by routes; ``web.errors`` renders it as the API's error body under ``/api/`` and as
+    a localized error page elsewhere.
+    """
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+
+    @classmethod
+    def of(cls, failure: Failure) -> ApiError:
+        """The HTTP form of a classified failure (``app.errors.failure_of``)."""
+        return cls(failure.http_status, failure.code, failure.message, failure.field)
+
+
+def error_json(status: int, code: str, message: str, field: str | None) -> JSONResponse:
+    """The API error body ``{"error": {code, message, field}}``."""
+    body = {"error": {"code": code, "message": message, "field": field}}
+    return JSONResponse(body, status_code=status)

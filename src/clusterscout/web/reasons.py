@@ -1,0 +1,61 @@
+"""The planner's reasons and assumptions in the visitor's language: one message id per member.
+
+``model.planner.reasons`` keeps them as enums with English values (the API's and the CLI's
+words); these tables are total over the enums (a test checks it), so a new member cannot reach
+a page in English.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from clusterscout.model.planner.reasons import Assumption, ExclusionReason
+from clusterscout.web.i18n import N_, Formatter
+
+REASON_TEXTS: Final[Mapping[ExclusionReason, str]] = {
+    ExclusionReason.UNKNOWN_GPU: N_("unknown GPU"),
+    ExclusionReason.NO_BF16_FIGURE: N_("no bf16 figure for this GPU"),
+    ExclusionReason.NO_FP8_FIGURE: N_("no fp8 figure for this GPU"),
+    ExclusionReason.NO_PRICE: N_("no price"),
+    ExclusionReason.UNKNOWN_GPUS_PER_NODE: N_("unknown GPUs per node"),
+    ExclusionReason.UNKNOWN_FABRIC: N_("unknown fabric"),
+    ExclusionReason.UNKNOWN_GBPS: N_("unknown Gbit/s per node"),
+    ExclusionReason.TOO_SMALL: N_("too small for the job"),
+    ExclusionReason.OVER_BUDGET: N_("over budget"),
+    ExclusionReason.MISSES_DEADLINE: N_("misses the deadline"),
+    ExclusionReason.UNKNOWN_GPU_FIGURES: N_("unknown GPU figures"),
+    ExclusionReason.DOES_NOT_FIT: N_("does not fit in memory"),
+}
+ASSUMPTION_TEXTS: Final[Mapping[Assumption, str]] = {
+    Assumption.ADAM_STATE: N_(
+        "Mixed-precision Adam: 16 bytes of model state per parameter (ZeRO paper)."
+    ),
+    Assumption.MICRO_BATCH: N_(
+        "Micro-batch 1, flash attention, no or full activation recomputation."
+    ),
+    Assumption.LAYOUT: N_(
+        "Tensor parallelism stays inside one node; pipeline depth is the smallest that fits."
+    ),
+    Assumption.RAILS: N_(
+        "Rail-optimised nodes, one NIC per GPU; provider tuning problems are not modelled."
+    ),
+    Assumption.ERROR_BAND: N_(
+        "Times are estimates; the error band is the 90th-percentile error on published "
+        "measurements the model was not fitted on."
+    ),
+    Assumption.NO_FAILURES: N_(
+        "Communication hidden behind compute costs nothing here; stragglers, failures and "
+        "restarts are not modelled, so a near-perfect efficiency is an upper bound."
+    ),
+}
+
+
+def reason_text(fmt: Formatter, reason: ExclusionReason) -> str:
+    """Why an offer was left out, in ``fmt``'s language."""
+    return fmt.gettext(REASON_TEXTS[reason])
+
+
+def assumption_text(fmt: Formatter, assumption: Assumption) -> str:
+    """One of the planner's assumptions, in ``fmt``'s language."""
+    return fmt.gettext(ASSUMPTION_TEXTS[assumption])
