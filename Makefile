@@ -68,7 +68,7 @@ i18n-extract: $(DEV_STAMP)
 
 test: $(DEV_STAMP) chromium i18n lint types
 	$(BIN)/clusterscout validate data
-	$(BIN)/pytest -n 2 --dist loadgroup --cov --cov-report= --doctest-modules \
+	$(BIN)/pytest -n 2 --dist loadgroup --cov --cov-report= --doctest-modules --doctest-glob='README.md' \
 	  tests src/clusterscout/domain src/clusterscout/catalog
 	$(BIN)/coverage report --fail-under=90 --skip-covered
 	@# The pure layers are fully covered: any uncovered line there is a missing test.

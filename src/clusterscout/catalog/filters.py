@@ -30,6 +30,8 @@ class SortKey(StrEnum):
 class OfferFilter:
     """Filters over cluster offers. Empty tuples and None mean "any".
 
+    One attribute per offer filter of ``app.fields``, in its order (a test holds them equal).
+
     Repeated values of one filter are alternatives (gpu=A or gpu=B); different filters all hold.
     ``price_tier`` keeps offers priced in that tier and makes that tier's lowest price the one
     ``max_price`` and the price sort use (by default, the lowest price of any tier).
@@ -38,15 +40,15 @@ class OfferFilter:
     multi_node: bool | None = None
     gpu: tuple[str, ...] = ()
     fabric: tuple[FabricKind, ...] = ()
-    min_gbps: float | None = None
     rdma: bool | None = None
+    min_gbps: float | None = None
     orchestration: tuple[OrchestrationKind, ...] = ()
     provisioning: tuple[ProvisioningMode, ...] = ()
+    price_tier: PriceTier | None = None
     max_price: float | None = None
     min_nodes: int | None = None
     region: str | None = None
     provider: tuple[str, ...] = ()
-    price_tier: PriceTier | None = None
 
     def is_empty(self) -> bool:
         """True when no filter is set."""

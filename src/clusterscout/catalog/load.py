@@ -46,16 +46,6 @@ from clusterscout.domain.models import (
 
 M = TypeVar("M", bound=BaseModel)
 
-PROVIDER_FACT_FIELDS = (
-    "multi_node",
-    "hq_country",
-    "regions",
-    "orchestration",
-    "provisioning",
-    "billing",
-    "storage",
-)
-
 
 @dataclass(slots=True)
 class LoadResult:

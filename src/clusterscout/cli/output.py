@@ -79,6 +79,15 @@ def _blocks(title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]]
     return "\n".join(lines) + "\n"
 
 
+def _box_width(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> int:
+    """Width of the box table with no cell folded: cells, their padding and the rules."""
+    widths = [
+        max(len(line) for cell in (col.header, *(r[i] for r in rows)) for line in cell.split("\n"))
+        for i, col in enumerate(columns)
+    ]
+    return sum(w + 2 for w in widths) + len(columns) + 1
+
+
 def print_table(
     title: str,
     columns: Sequence[Column],
@@ -103,7 +112,7 @@ def print_table(
             table.add_column(col.header, justify="right" if col.right else "left", no_wrap=True)
         for row in rows:
             table.add_row(*row)
-        if console.measure(table).maximum <= console.width:
+        if _box_width(columns, rows) <= console.width:
             console.print(table)
             return
         console.file.write(_blocks(title, columns, rows))

@@ -25,21 +25,3 @@ def bytes_to_gib(n_bytes: float) -> float:
     2.0
     """
     return n_bytes / GIB
-
-
-def gb_to_gib(gb: float) -> float:
-    """Marketing gigabytes (10^9 bytes) to GiB.
-
-    >>> round(gb_to_gib(80), 1)
-    74.5
-    """
-    return gb * 1e9 / GIB
-
-
-def seconds_to_hours(seconds: float) -> float:
-    """Seconds to hours.
-
-    >>> seconds_to_hours(5400)
-    1.5
-    """
-    return seconds / SECONDS_PER_HOUR

@@ -18,11 +18,6 @@ class DatabaseURLError(ValueError):
     """The database URL cannot be used."""
 
 
-def is_sqlite(url: str) -> bool:
-    """True for sqlite URLs."""
-    return make_url(url).get_backend_name() == "sqlite"
-
-
 def sqlite_file(url: str) -> Path | None:
     """The file behind a SQLite URL, or None for in-memory or non-SQLite databases."""
     parsed = make_url(url)

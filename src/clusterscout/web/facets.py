@@ -115,7 +115,9 @@ def _group(
     providers: Mapping[str, Mapping[str, Any]],
 ) -> Group:
     facet = field.facet
-    assert facet is not None  # noqa: S101 - only rows with a facet get here
+    if facet is None:  # pragma: no cover - build_groups passes only rows with a facet
+        msg = f"{field.name} has no facet"
+        raise ValueError(msg)
     _ = fmt.gettext
     name, label, value = field.name, _(field.label), getattr(f, field.name)
     hint = _(facet.hint) if facet.hint else ""

@@ -150,7 +150,9 @@ def _control(
     fmt: Formatter, f: Field, query: PlanQuery, choices: Mapping[str, Sequence[tuple[str, str]]]
 ) -> Control:
     form = f.form
-    assert form is not None  # noqa: S101 - FORM_FIELDS have a form column
+    if form is None:  # pragma: no cover - FORM_FIELDS all have a form column
+        msg = f"{f.name} is not on the form"
+        raise ValueError(msg)
     _ = fmt.gettext
     number = f.kind in {Kind.NUMBER, Kind.INTEGER}
     return Control(

@@ -50,7 +50,7 @@ def parse(values: Sequence[str]) -> ReferenceWorkload | None:
 
 def label(fmt: Formatter, ref: ReferenceWorkload) -> str:
     """The translated name of a reference workload."""
-    return fmt.gettext(LABELS[ref.key])
+    return fmt.gettext(LABELS.get(ref.key, ref.key))
 
 
 def choices(fmt: Formatter) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ import pytest
 
 from clusterscout.settings import Settings
 
-DOCS = Path(__file__).parents[2] / "docs" / "configuration.md"
+DOCS = Path(__file__).parents[1] / "docs" / "configuration.md"
 
 
 def test_every_setting_is_documented() -> None:

@@ -1,0 +1,160 @@
+"""`clusterscout estimate`, `plan` and `check-model`: JSON contract, tables and errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from clusterscout.cli import app
+from clusterscout.settings import Settings
+from tests.conftest import REAL_DATA_DIR
+
+runner = CliRunner()
+
+
+COLLECTIVE = {
+    "cluster": {
+        "gpu": "H100",
+        "gpus_per_node": 8,
+        "nodes": 4,
+        "fabric": "infiniband",
+        "per_node_gbps": 3200,
+        "gpudirect_rdma": True,
+    },
+    "workload": {"kind": "collective", "op": "all_reduce", "message_bytes": 4294967296},
+}
+
+
+def _db(settings: Settings) -> list[str]:
+    return ["--database-url", settings.resolved_database_url()]
+
+
+def test_cli_estimate_from_stdin_and_file(fixture_settings: Settings, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["estimate", "-", *_db(fixture_settings)], input=json.dumps(COLLECTIVE)
+    )
+    assert result.exit_code == 0, result.output
+    assert set(json.loads(result.stdout)) >= {"time_s", "algbw_gbs", "busbw_gbs"}
+    path = tmp_path / "s.json"
+    path.write_text("{not json")
+    bad = runner.invoke(app, ["estimate", str(path), *_db(fixture_settings)])
+    assert bad.exit_code == 2
+    assert "invalid JSON" in bad.stderr
+
+
+def test_cli_plan_json_contract(fixture_settings: Settings) -> None:
+    result = runner.invoke(
+        app,
+        ["plan", "--model", "8B", "--tokens", "1e10", "--format", "json", *_db(fixture_settings)],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"needs_multi_node", "min_gpus_to_fit", "options", "excluded"} <= set(data)
+    option = data["options"][0]
+    assert {"offer", "nodes", "layout", "time_hours", "cost_usd", "scaling_efficiency"} <= set(
+        option
+    )
+    # The offer object carries the same id as the offer records of the API and CLI.
+    assert option["offer"]["id"] in {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce"}
+    for item in data["excluded"]:
+        assert item["reason"]
+
+
+def test_cli_plan_bad_flag(fixture_settings: Settings) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "plan",
+            "--model",
+            "70B",
+            "--tokens",
+            "1e12",
+            "--precision",
+            "int4",
+            *_db(fixture_settings),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "--precision: must be bf16 or fp8" in result.stderr
+
+
+def test_check_model_meets_the_calibration_targets() -> None:
+    result = runner.invoke(
+        app,
+        ["check-model", str(REAL_DATA_DIR / "measurements.json"), "--data-dir", str(REAL_DATA_DIR)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    last = result.stdout.strip().splitlines()[-1]
+    match = re.search(
+        r"expressed (\d+) of (\d+) points; median abs error ([\d.]+)%, p90 abs error ([\d.]+)%",
+        last,
+    )
+    assert match, last
+    median, p90 = float(match.group(3)), float(match.group(4))
+    assert median <= 10.0
+    assert p90 <= 25.0
+
+
+def test_cli_estimate_and_plan_tables(fixture_settings: Settings) -> None:
+    est = runner.invoke(
+        app,
+        ["estimate", "-", "--format", "table", *_db(fixture_settings)],
+        input=json.dumps(COLLECTIVE),
+        env={"COLUMNS": "200"},
+    )
+    assert est.exit_code == 0, est.output
+    assert "collective estimate on H100-SXM-80GB" in est.stdout
+    assert "busbw_gbs" in est.stdout
+    plan_out = runner.invoke(
+        app,
+        ["plan", "--model", "70B", "--tokens", "1e11", "--gpu", "H100", *_db(fixture_settings)],
+        env={"COLUMNS": "200"},
+    )
+    assert plan_out.exit_code == 0, plan_out.output
+    assert "Needs multi-node: yes" in plan_out.stdout
+    assert "alpha-h100-ib" in plan_out.stdout
+    assert "p90 error on held-out measurements" in plan_out.stdout
+
+
+def test_cli_plan_verdict_names_the_gpus_it_depends_on(fixture_settings: Settings) -> None:
+    # 70B holds ~1 TiB of model state: one node of 192 GB MI300X holds it, 80 GB GPUs do not.
+    result = runner.invoke(
+        app,
+        ["plan", "--model", "70B", "--tokens", "1e11", *_db(fixture_settings)],
+        env={"COLUMNS": "250"},
+    )
+    assert result.exit_code == 0, result.output
+    headline = result.stdout.splitlines()[0]
+    assert "Needs multi-node: no on MI300X-192GB; yes on " in headline
+    assert "H100-SXM-80GB" in headline.split("yes on ")[1]
+    assert "on_demand" in result.stdout  # the price column names the tier paid
+
+
+def test_cli_estimate_reports_the_field_of_a_bad_scenario(fixture_settings: Settings) -> None:
+    bad = json.loads(json.dumps(COLLECTIVE))
+    bad["workload"]["op"] = "broadcast"
+    result = runner.invoke(app, ["estimate", "-", *_db(fixture_settings)], input=json.dumps(bad))
+    assert result.exit_code == 2
+    assert "workload.op" in result.stderr
+
+
+def test_check_model_reports_bad_inputs(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["check-model", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2
+    assert "cannot read" in missing.stderr
+    wrong = tmp_path / "m.json"
+    wrong.write_text('{"points": 3}')
+    result = runner.invoke(app, ["check-model", str(wrong), "--data-dir", str(REAL_DATA_DIR)])
+    assert result.exit_code == 2
+    assert "expected a list of points" in result.stderr
+    empty = tmp_path / "data"
+    empty.mkdir()
+    ok = tmp_path / "ok.json"
+    ok.write_text('{"points": []}')
+    no_gpus = runner.invoke(app, ["check-model", str(ok), "--data-dir", str(empty)])
+    assert no_gpus.exit_code == 1
+    assert "cannot load GPU figures" in no_gpus.stderr

@@ -1,0 +1,73 @@
+"""``clusterscout plan`` takes every field of ``POST /api/v1/plan`` and answers the same JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from web_support import TestClient
+
+from clusterscout.app.fields import PLAN_FIELD_NAMES
+from clusterscout.cli import app
+from clusterscout.settings import Settings
+
+runner = CliRunner()
+
+
+BODY: dict[str, Any] = {
+    "model": "70B",
+    "tokens": 1e11,
+    "precision": "bf16",
+    "gpu": "H100",
+    "max_nodes": 32,
+    "budget_usd": 1e8,
+    "deadline_hours": 1e5,
+    "seq_len": 4096,
+    "batch_tokens": 2**22,
+    "fabric": ["infiniband", "ethernet"],
+    "rdma": True,
+    "min_gbps": 400,
+    "provisioning": ["on_demand", "reserved"],
+    "orchestration": ["slurm"],
+    "region": "us",
+    "provider": ["alpha", "beta"],
+    "price_tier": "on_demand",
+}
+
+
+def _flags(body: dict[str, Any]) -> list[str]:
+    args: list[str] = []
+    for name, value in body.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            args.append(flag)  # a bare boolean flag means true
+            continue
+        if value is False:
+            args += [flag, "false"]
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            args += [flag, str(v)]
+    return args
+
+
+CUSTOM: dict[str, Any] = {"params": 7e9, "steps": 1000, "rdma": False, "region": "eu"}
+"""The other way to name a job: a parameter count and optimizer steps."""
+
+
+def test_the_two_bodies_use_every_plan_field() -> None:
+    assert set(BODY) | set(CUSTOM) == set(PLAN_FIELD_NAMES)
+
+
+@pytest.mark.parametrize("body", [BODY, CUSTOM], ids=["preset", "custom"])
+def test_plan_with_every_field_answers_as_the_api(
+    client: TestClient, fixture_settings: Settings, body: dict[str, Any]
+) -> None:
+    db = ["--database-url", fixture_settings.resolved_database_url()]
+    cli = runner.invoke(app, ["plan", *_flags(body), "--format", "json", *db])
+    assert cli.exit_code == 0, cli.stderr
+    api = client.post("/api/v1/plan", json=body)
+    assert api.status_code == 200, api.text
+    assert json.loads(cli.stdout) == api.json()
+    assert api.json()["options"] or body is CUSTOM  # the preset body leaves an option
