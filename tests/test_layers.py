@@ -7,6 +7,7 @@ dependency, it does not remove it.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -191,3 +192,10 @@ def test_the_checks_catch_an_upward_import_a_shortcut_and_a_cycle() -> None:
         "clusterscout.app",
     ]
     assert cycles(edges) == [["clusterscout.web.a", "clusterscout.web.b"]]
+
+
+def test_the_architecture_doc_names_every_part() -> None:
+    doc = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = {m.rstrip("/").removesuffix(".py") for m in re.findall(r"\*\*`([\w.]+/?)`\*\*", doc)}
+    parts = {part(m) for m in read_sources()} - {"", "__main__"}
+    assert parts == named, (parts - named, named - parts)
