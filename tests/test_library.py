@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from clusterscout import Catalog
 from clusterscout.app.database import CatalogInvalidError
 from clusterscout.domain.errors import InputError
+from clusterscout.model.planner.results import PlanResult
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +43,31 @@ def test_from_data_refuses_invalid_catalog(tmp_path: Path) -> None:
     (tmp_path / "providers").mkdir()
     with pytest.raises(CatalogInvalidError):
         Catalog.from_data(tmp_path)
+
+
+def test_plan_is_typed_and_frozen(cat: Catalog) -> None:
+    plan = cat.plan(model="70B", tokens=1e12, gpu="H100", fabric=("infiniband",))
+    assert isinstance(plan, PlanResult)
+    assert plan.options[0].offer.offer_id == "alpha-h100-ib"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.steps = 1  # type: ignore[misc]
+    with pytest.raises(InputError) as info:
+        cat.plan(model="70B", tokens=1e12, seq_len=20_000_000)
+    assert info.value.field == "seq_len"
+
+
+def test_estimate_takes_a_scenario_or_its_parts(cat: Catalog) -> None:
+    cluster = {
+        "gpu": "A100",
+        "gpus_per_node": 8,
+        "nodes": 2,
+        "fabric": "roce",
+        "per_node_gbps": 800,
+    }
+    workload = {"kind": "collective", "op": "all_gather", "message_bytes": 1e9}
+    by_parts = cat.estimate(cluster=cluster, workload=workload)
+    assert by_parts == cat.estimate({"cluster": cluster, "workload": workload})
+    assert by_parts.gpu == "A100-SXM-80GB"
+    with pytest.raises(InputError) as info:
+        cat.estimate(cluster=cluster)
+    assert info.value.field == "workload"

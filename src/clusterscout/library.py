@@ -109,7 +109,8 @@ class Catalog:
         params = {k: _as_values(v) for k, v in filters.items() if v is not None}
         params["sort"] = [sort]
         with self._engine.connect() as conn:
-            return offers.find_offers(conn, params, limit, offset)[2].records
+            _, _, page = offers.find_offers(conn, params, limit, offset)
+        return page.records
 
     def providers(self, multi_node: str | None = None) -> list[dict[str, Any]]:
         """Provider records, optionally only those with a given multi-node status."""

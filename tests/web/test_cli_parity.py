@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from web_support import TestClient
 
+from clusterscout import Catalog
 from clusterscout.app.fields import PLAN_FIELD_NAMES
 from clusterscout.cli import app
 from clusterscout.settings import Settings
@@ -71,3 +73,27 @@ def test_plan_with_every_field_answers_as_the_api(
     assert api.status_code == 200, api.text
     assert json.loads(cli.stdout) == api.json()
     assert api.json()["options"] or body is CUSTOM  # the preset body leaves an option
+
+
+def test_python_api_to_dict_is_the_api_json(client: TestClient, fixture_data_dir: Path) -> None:
+    cat = Catalog.from_data(fixture_data_dir)
+    assert cat.plan(**BODY).to_dict() == client.post("/api/v1/plan", json=BODY).json()
+    scenario = {
+        "cluster": {
+            "gpu": "H100",
+            "gpus_per_node": 8,
+            "nodes": 4,
+            "fabric": "infiniband",
+            "per_node_gbps": 3200,
+        },
+        "workload": {
+            "kind": "training",
+            "model": {"params": 8e9},
+            "seq_len": 4096,
+            "global_batch": 64,
+            "parallelism": {"sharding": "fsdp"},
+        },
+    }
+    api = client.post("/api/v1/estimate", json=scenario)
+    assert api.status_code == 200, api.text
+    assert cat.estimate(scenario).to_dict() == api.json()

@@ -20,6 +20,7 @@ from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.estimate import estimate
+from clusterscout.model.presets import PRESETS
 from clusterscout.model.scenario import Scenario, parse_scenario
 
 LARGE_MESSAGE_BYTES = 8 * 2**30
@@ -40,38 +41,20 @@ INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
 _GPT_VOCAB = 51200
 """Megatron-LM's padded GPT-2 vocabulary (Narayanan et al. 2021, §5.1)."""
 
-_LLAMA3_70B: Mapping[str, Any] = {
-    "params": 70.6e9,
-    "layers": 80,
-    "hidden": 8192,
-    "heads": 64,
-    "kv_heads": 8,
-    "vocab": 128256,
-    "ffn_hidden": 28672,
-}
+
+def _preset_shape(name: str) -> Mapping[str, Any]:
+    """A preset's shape as scenario ``model`` fields (the presets hold the published shapes)."""
+    shape = PRESETS[name].shape
+    keys = ("params", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn_hidden")
+    return {k: getattr(shape, k) for k in keys}
+
 
 KNOWN_SHAPES: Mapping[str, Mapping[str, Any]] = {
-    "llama 3.1 8b": {
-        "params": 8.03e9,
-        "layers": 32,
-        "hidden": 4096,
-        "heads": 32,
-        "kv_heads": 8,
-        "vocab": 128256,
-        "ffn_hidden": 14336,
-    },
+    "llama 3.1 8b": _preset_shape("8B"),
     # Llama 3 and 3.1 70B share one architecture; only the context length changed.
-    "llama 3.1 70b": _LLAMA3_70B,
-    "llama 3 70b": _LLAMA3_70B,
-    "llama 3.1 405b": {
-        "params": 405.9e9,
-        "layers": 126,
-        "hidden": 16384,
-        "heads": 128,
-        "kv_heads": 8,
-        "vocab": 128256,
-        "ffn_hidden": 53248,
-    },
+    "llama 3.1 70b": _preset_shape("70B"),
+    "llama 3 70b": _preset_shape("70B"),
+    "llama 3.1 405b": _preset_shape("405B"),
     "gpt-3 175b": {"layers": 96, "hidden": 12288, "heads": 96},
     "gpt 175b": {"layers": 96, "hidden": 12288, "heads": 96},
     "gpt 22b": {"layers": 48, "hidden": 6144, "heads": 64},
