@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from clusterscout.app.inputs import GpuResolver
+from clusterscout.app.fields import Field, Kind, Use
+from clusterscout.app.inputs import GpuResolver, _plan_input
 from clusterscout.app.inputs import parse_offer_filter as parse_filter
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.load import load_catalog
@@ -17,6 +18,7 @@ from clusterscout.domain.models import (
     FabricKind,
     PriceTier,
 )
+from clusterscout.model.inputs import Precision
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +105,20 @@ def test_price_tier_parses_and_round_trips(resolve: GpuResolver) -> None:
         parse_filter({"price_tier": ["hourly"]}, resolve)
     with pytest.raises(InputError, match="price_tier: may be given only once"):
         parse_filter({"price_tier": ["spot", "reserved"]}, resolve)
+
+
+def test_plan_inputs_of_every_kind_read_json_and_text() -> None:
+    # Kinds the next plan inputs use (allow_spot, job, context), read as the API and CLI give them.
+    flag = Field("allow_spot", Kind.BOOL, "Spot.", "Spot", frozenset({Use.PLAN_INPUT}))
+    assert _plan_input(flag, True) is True
+    assert _plan_input(flag, "false") is False
+    with pytest.raises(InputError, match="allow_spot: 'sometimes' is not a boolean"):
+        _plan_input(flag, "sometimes")
+    count = Field("context", Kind.INTEGER, "Tokens.", "Context", frozenset({Use.PLAN_INPUT}))
+    assert _plan_input(count, "8192") == 8192
+    with pytest.raises(InputError, match="must be a whole number"):
+        _plan_input(count, 2.5)
+    choice = Field("p", Kind.CHOICE, "P.", "P", frozenset({Use.PLAN_INPUT}), enum=Precision)
+    assert _plan_input(choice, "FP8") is Precision.FP8
+    with pytest.raises(InputError, match="must be bf16 or fp8"):
+        _plan_input(choice, "int4")

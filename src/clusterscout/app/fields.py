@@ -124,7 +124,9 @@ class FormField:
         widget: the control.
         label: a message id; the field's label when empty.
         placeholder: a message id for a text input.
-        empty: a message id for the select option that leaves the field unset ("" = none).
+        empty: a message id for the select option that leaves the field unset (None: no such
+            option).
+        empty_last: list that option after the values (an alternative, not a default).
         default: the value on a fresh form.
         advice: a message id shown when the planner rejects the value.
     """
@@ -134,6 +136,7 @@ class FormField:
     label: str = ""
     placeholder: str = ""
     empty: str | None = None
+    empty_last: bool = False
     default: str = ""
     advice: str = ""
 
@@ -204,6 +207,7 @@ FIELDS: Final[tuple[Field, ...]] = (
             FormSection.JOB,
             Widget.SELECT,
             empty=N_("custom size"),
+            empty_last=True,
             default="70B",
             advice=N_("Choose a model size, or choose “custom size” and enter a parameter count."),
         ),

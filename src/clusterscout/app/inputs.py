@@ -183,6 +183,8 @@ def _json_number(field: Field, value: Any) -> float | int | None:
 
 
 def _plan_input(field: Field, value: Any) -> Any:
+    if field.kind is Kind.BOOL:
+        return value if isinstance(value, bool) else parse_bool(field.name, str(value))
     if field.kind is Kind.PRESET:
         if not isinstance(value, str):
             raise InputError(field.name, "must be a preset name such as 70B")

@@ -120,6 +120,7 @@ class Control:
     selected: tuple[str, ...] = ()
     options: tuple[tuple[str, str], ...] = ()
     empty: str | None = None
+    empty_last: bool = False
     placeholder: str = ""
     minimum: str = ""
     step: str = "any"
@@ -166,6 +167,7 @@ def _control(
         if form.widget in {Widget.SELECT, Widget.CHECKBOXES}
         else (),
         empty=_(form.empty) if form.empty is not None else None,
+        empty_last=form.empty_last,
         placeholder=_(form.placeholder) if form.placeholder else "",
         minimum=f"{f.minimum:g}" if number and f.minimum is not None else "",
         step="1" if f.kind is Kind.INTEGER else "any",
