@@ -58,8 +58,3 @@ app = OneLineErrorGroup(
 for _module in COMMAND_MODULES:
     for _command in _module.COMMANDS:
         app.add_command(_command)
-
-
-def main() -> None:  # pragma: no cover
-    """Entry point for ``python -m clusterscout``."""
-    app()

@@ -41,7 +41,7 @@ DATA_DIR_HELP = "Catalog directory (default: the catalog shipped with clustersco
 @click.argument("data_dir", required=False, type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 def validate(data_dir: Path | None, strict: bool) -> None:
-    """Check the catalog and print every problem as ``file: key.path: message``."""
+    """Check the catalog and print every problem as "file: key.path: message"."""
     result = database.validate(data_dir or settings_for(None).data_dir)
     for problem in result.problems:
         out.print(str(problem), highlight=False, markup=False)
