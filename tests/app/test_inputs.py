@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from clusterscout.app.fields import Field, Kind, Use
-from clusterscout.app.inputs import GpuResolver, _plan_input
+from clusterscout.app.inputs import GpuResolver, _plan_input, parse_bool
 from clusterscout.app.inputs import parse_offer_filter as parse_filter
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.load import load_catalog
@@ -122,3 +122,8 @@ def test_plan_inputs_of_every_kind_read_json_and_text() -> None:
     assert _plan_input(choice, "FP8") is Precision.FP8
     with pytest.raises(InputError, match="must be bf16 or fp8"):
         _plan_input(choice, "int4")
+
+
+def test_parse_bool_accepts_both_spellings() -> None:
+    assert parse_bool("rdma", "Yes") is True
+    assert parse_bool("rdma", "off") is False

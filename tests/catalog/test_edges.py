@@ -170,13 +170,6 @@ def test_enum_parse_is_tolerant_and_names_allowed_values() -> None:
         PriceTier.parse("lease")
 
 
-def test_parse_bool_accepts_both_spellings() -> None:
-    from clusterscout.app.inputs import parse_bool
-
-    assert parse_bool("rdma", "Yes") is True
-    assert parse_bool("rdma", "off") is False
-
-
 def test_provider_rows_flatten_for_csv(fixture_data_dir: Path) -> None:
     import csv
     import io
