@@ -269,3 +269,41 @@ def test_commitment_terms_access_countries_and_ratings_are_published(client: Tes
     ]
     assert alpha["ratings"][0]["sources"][0]["kind"] == "secondary"
     assert beta["ratings"] == []
+
+
+def test_coverage_counts_providers_and_offer_facts(client: TestClient) -> None:
+    r = client.get("/api/v1/coverage")
+    assert r.status_code == 200
+    body = r.json()
+    statuses = body["providers"]["multi_node"]
+    assert body["providers"]["total"] == sum(statuses.values()) == 3
+    offers = body["multi_node_offers"]
+    total = client.get("/api/v1/offers?multi_node=true").json()["count"]
+    assert offers["offers"] == total
+    rdma = client.get("/api/v1/offers?multi_node=true&rdma=true").json()["count"]
+    rdma_false = client.get("/api/v1/offers?multi_node=true&rdma=false").json()["count"]
+    assert offers["facts"]["gpudirect_rdma"]["count"] == rdma + rdma_false
+    by_slug = {p["slug"]: p for p in body["by_provider"]}
+    assert sum(p["offers"] for p in by_slug.values()) == total
+    assert body["meta"]["data_version"]
+
+
+def test_coverage_refuses_parameters(client: TestClient) -> None:
+    _error(client.get("/api/v1/coverage?x=1"), 400, "x")
+
+
+def test_coverage_cli_json_is_the_api_answer_and_the_table_prints_counts(
+    client: TestClient, fixture_settings: Settings
+) -> None:
+    url = str(fixture_settings.database_url)
+    result = CliRunner().invoke(cli_app, ["coverage", "--format", "json", "--database-url", url])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    api = client.get("/api/v1/coverage").json()
+    api.pop("meta")
+    assert body == api
+    table = CliRunner().invoke(cli_app, ["coverage", "--database-url", url])
+    assert table.exit_code == 0, table.output
+    fabric = body["multi_node_offers"]["facts"]["fabric"]
+    assert f"{fabric['count']}/{fabric['total']}" in table.stdout
+    assert "alpha" in table.stdout

@@ -1,14 +1,16 @@
-"""Catalog commands: ``validate``, ``build-db``, ``providers``, ``offers`` and ``compare``."""
+"""Catalog commands: validate, build-db, providers, offers, compare and coverage."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from clusterscout.app import coverage as coverage_service
 from clusterscout.app import database, offers
 from clusterscout.app.fields import OFFER_FILTERS
 from clusterscout.catalog.exports import (
@@ -246,4 +248,82 @@ def compare(slugs: tuple[str, ...], fmt: str, database_url: str | None) -> None:
     )
 
 
-COMMANDS: tuple[click.Command, ...] = (validate, build_db, providers, list_offers, compare)
+def _pct(share: dict[str, Any]) -> str:
+    value = share["share"]
+    return "—" if value is None else f"{value * 100:.0f}%"
+
+
+@click.command("coverage")
+@format_option("table", ("table", "json"))
+@database_url_option
+def coverage(fmt: str, database_url: str | None) -> None:
+    """What the catalog knows about multi-node offers, overall and per provider.
+
+    Providers by multi-node status; per offer fact the share known; the share of facts with a
+    primary source; the share of stale prices.
+    """
+    fmt = choice("--format", fmt, ("table", "json"))
+    settings = settings_for(database_url)
+    with engine_for(database_url).connect() as conn:
+        report = coverage_service.coverage(conn, _today(), settings.stale_after_days)
+    body = report.to_dict()
+    if fmt == "json":
+        print_json(body)
+        return
+    status = body["providers"]["multi_node"]
+    overall = body["multi_node_offers"]
+    print_table(
+        f"Providers: {body['providers']['total']}",
+        [Column("multi-node"), Column("providers", right=True)],
+        [[k, str(v)] for k, v in status.items()],
+    )
+    rows = [[name, f"{s['count']}/{s['total']}", _pct(s)] for name, s in overall["facts"].items()]
+    for label, key in (("primary-sourced facts", "primary_sourced_facts"),
+                       ("stale prices", "stale_prices")):  # fmt: skip
+        rows.append([label, _count(overall[key]), _pct(overall[key])])
+    print_table(
+        f"Multi-node offers: {overall['offers']} (prices stale after "
+        f"{body['stale_after_days']} days)",
+        [Column("fact known"), Column("offers", right=True), Column("share", right=True)],
+        rows,
+    )
+    print_table(
+        "By provider (multi-node offers)",
+        [Column("provider"), *(Column(h, right=True) for h, _ in PROVIDER_COVERAGE_COLUMNS)],
+        [
+            [p["slug"], *(cell(p) for _, cell in PROVIDER_COVERAGE_COLUMNS)]
+            for p in body["by_provider"]
+            if p["offers"]
+        ],
+    )
+
+
+PROVIDER_COVERAGE_COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("offers", lambda p: str(p["offers"])),
+    ("GPUs/node", lambda p: _pct(p["facts"]["gpus_per_node"])),
+    ("fabric", lambda p: _pct(p["facts"]["fabric"])),
+    ("Gbit/s", lambda p: _pct(p["facts"]["per_node_gbps"])),
+    ("RDMA", lambda p: _pct(p["facts"]["gpudirect_rdma"])),
+    ("price", lambda p: _pct(p["facts"]["on_demand_or_reserved_price"])),
+    ("primary", lambda p: _pct(p["primary_sourced_facts"])),
+    ("stale prices", lambda p: _pct(p["stale_prices"])),
+)
+
+
+def _count(share: dict[str, Any]) -> str:
+    return f"{share['count']}/{share['total']}"
+
+
+def _today() -> date:
+    """Today in UTC (prices age by calendar day)."""
+    return datetime.now(UTC).date()
+
+
+COMMANDS: tuple[click.Command, ...] = (
+    validate,
+    build_db,
+    providers,
+    list_offers,
+    compare,
+    coverage,
+)

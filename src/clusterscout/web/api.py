@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from starlette.responses import JSONResponse, Response
 
-from clusterscout.app import offers, prices
+from clusterscout.app import coverage, offers, prices
 from clusterscout.catalog.exports import OFFER_COLUMNS, offer_row, to_csv
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import MultiNode
@@ -15,6 +15,7 @@ from clusterscout.web import api_docs, params, viewmodels
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.runtime import state_of
 from clusterscout.web.schemas import (
+    CoverageOut,
     HealthOut,
     OffersOut,
     PriceHistoryOut,
@@ -79,6 +80,22 @@ def offers_csv(request: Request) -> Response:
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'inline; filename="offers.csv"'},
     )
+
+
+@router.get(
+    "/coverage",
+    response_model=CoverageOut,
+    responses=api_docs.BAD_INPUT,
+    summary="What the catalog knows, per multi-node offer fact and per provider",
+)
+def get_coverage(request: Request) -> Response:
+    """Providers by multi-node status; per offer fact the share known; primary-sourced facts and
+    stale prices; overall and per provider."""
+    if request.query_params:
+        raise InputError(sorted(request.query_params)[0], "unknown parameter (none are accepted)")
+    with state_of(request).engine.connect() as conn:
+        report = coverage.coverage(conn, viewmodels.today(), _stale_after(request))
+    return JSONResponse({**report.to_dict(), "meta": _meta(request)})
 
 
 @router.get(

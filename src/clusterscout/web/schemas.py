@@ -283,6 +283,52 @@ class ErrorOut(_Out):
     error: ErrorBody
 
 
+class ShareOut(_Out):
+    """``count`` of ``total``; ``share`` is their ratio (null when total is 0)."""
+
+    count: int
+    total: int
+    share: float | None
+
+
+class OfferCoverageOut(_Out):
+    """Coverage of a set of multi-node offers."""
+
+    offers: int
+    facts: dict[str, ShareOut] = Field(
+        description="per fact (gpus_per_node, fabric, per_node_gbps, gpudirect_rdma, "
+        "cluster_size, on_demand_or_reserved_price, ...): offers where it is known"
+    )
+    primary_sourced_facts: ShareOut = Field(description="cited facts with a primary source")
+    stale_prices: ShareOut = Field(description="current prices older than stale_after_days")
+
+
+class ProviderCoverageOut(OfferCoverageOut):
+    """One provider's status and the coverage of its multi-node offers."""
+
+    slug: str
+    name: str
+    multi_node: str
+
+
+class ProviderCountsOut(_Out):
+    """How many providers, by multi-node status."""
+
+    total: int
+    multi_node: dict[str, int]
+
+
+class CoverageOut(_Out):
+    """``GET /api/v1/coverage`` and ``clusterscout coverage --format json``."""
+
+    as_of: date
+    stale_after_days: int
+    providers: ProviderCountsOut
+    multi_node_offers: OfferCoverageOut
+    by_provider: list[ProviderCoverageOut]
+    meta: ListMeta | None = Field(default=None, description="API only: the data version")
+
+
 class HealthOut(_Out):
     """``GET /healthz``."""
 
