@@ -8,7 +8,7 @@ PORT ?= 8000
 RUN_STAMP := $(VENV)/.run-installed
 DEV_STAMP := $(VENV)/.dev-installed
 
-.PHONY: run test check lint types fmt build-db i18n i18n-extract schemas chromium bench clean help
+.PHONY: run test check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium bench clean help
 
 help:
 	@echo "make run      build the database from data/ and serve http://$(HOST):$(PORT)"
@@ -62,6 +62,10 @@ fmt: $(DEV_STAMP)
 
 schemas: $(DEV_STAMP)
 	$(BIN)/python scripts/schemas.py
+
+# Catalog free text (data/): regenerate data/locale/catalog.pot and merge it into each .po.
+i18n-catalog: $(RUN_STAMP)
+	$(BIN)/clusterscout catalog-texts data
 
 i18n-extract: $(DEV_STAMP)
 	$(BIN)/python -m clusterscout.web.i18n extract

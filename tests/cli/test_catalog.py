@@ -133,3 +133,32 @@ def test_bad_database_url_is_reported(tmp_path: Path) -> None:
     result = runner.invoke(app, ["providers", "--database-url", "mysql://x/y"])
     assert result.exit_code == 2
     assert "unsupported database backend 'mysql'" in result.stderr
+
+
+def test_catalog_texts_regenerates_the_template_and_reports_progress(
+    tmp_path: Path, fixture_data_dir: Path
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, data)
+    alpha = data / "providers" / "alpha.toml"
+    alpha.write_text(alpha.read_text().replace("of 2 to 64 nodes", "of 2 to 128 nodes"))
+    stale = runner.invoke(app, ["validate", str(data)])
+    assert "data/locale/catalog.pot: (file): out of date; run `make i18n-catalog`" in stale.stdout
+    assert stale.exit_code == 1
+    result = runner.invoke(app, ["catalog-texts", str(data)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"{lang}: 8 of 9 texts translated" for lang in ("pt", "es", "fr", "de")
+    ]
+    pot = (data / "locale" / "catalog.pot").read_text(encoding="utf-8")
+    assert 'msgid "Sells InfiniBand clusters of 2 to 128 nodes."' in pot
+    assert "of 2 to 64 nodes" not in (data / "locale" / "fr" / "catalog.po").read_text("utf-8")
+    after = runner.invoke(app, ["validate", str(data)])
+    assert "catalog.pot" not in after.stdout
+    assert "fr translation" in after.stdout  # the new text waits for its translators
+
+
+def test_catalog_texts_needs_a_catalog_directory(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["catalog-texts", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output

@@ -8,6 +8,8 @@ import pytest
 
 from clusterscout.catalog.load import LoadResult, load_catalog
 from clusterscout.catalog.problems import Severity
+from clusterscout.catalog.texts import catalog_texts
+from clusterscout.catalog.translations import translation_problems
 from clusterscout.domain.models import CatalogData, MultiNode
 from tests.conftest import REAL_DATA_DIR
 
@@ -35,6 +37,14 @@ def catalog(result: LoadResult) -> CatalogData:
 def test_real_catalog_has_no_errors(result: LoadResult) -> None:
     errors = [str(p) for p in result.problems if p.severity is Severity.ERROR]
     assert errors == []
+
+
+def test_catalog_text_translations_are_current(catalog: CatalogData) -> None:
+    """data/locale/catalog.pot matches the catalog (else run `make i18n-catalog`), every .po
+    parses, and (once the switch in catalog/translations.py is an error) every text is
+    translated into every language."""
+    problems = translation_problems(REAL_DATA_DIR, catalog_texts(catalog))
+    assert [str(p) for p in problems if p.severity is Severity.ERROR] == []
 
 
 def test_at_least_forty_providers(catalog: CatalogData) -> None:

@@ -9,6 +9,8 @@ from sqlalchemy import Connection, Engine, inspect
 from clusterscout.catalog.calibration import parse_calibration
 from clusterscout.catalog.load import LoadResult, load_catalog
 from clusterscout.catalog.problems import Problem, has_errors
+from clusterscout.catalog.texts import catalog_texts
+from clusterscout.catalog.translations import translation_problems, translation_tables
 from clusterscout.settings import Settings
 from clusterscout.store import migrate, queries
 from clusterscout.store.build import BuildStats, build_database, data_version, ensure_schema
@@ -37,13 +39,19 @@ class CatalogInvalidError(Exception):
 
 
 def validate(data_dir: Path) -> LoadResult:
-    """Load and check the catalog in ``data_dir``; every problem is in the result."""
-    return load_catalog(data_dir)
+    """Load and check the catalog in ``data_dir`` and the translations of its free text
+    (``data_dir/locale``); every problem is in the result."""
+    result = load_catalog(data_dir)
+    if result.catalog is not None:
+        texts = catalog_texts(result.catalog)
+        result.problems.extend(translation_problems(data_dir, texts))
+    return result
 
 
 def build(engine: Engine, data_dir: Path) -> tuple[BuildStats, list[Problem]]:
-    """Validate ``data_dir`` and load it; raises CatalogInvalidError before touching the DB."""
-    result = load_catalog(data_dir)
+    """Validate ``data_dir`` and load it with its translations; raises CatalogInvalidError
+    before touching the DB."""
+    result = validate(data_dir)
     if result.catalog is None or has_errors(result.problems):
         raise CatalogInvalidError(result.problems)
     calibration_path = data_dir / "calibration.toml"
@@ -51,7 +59,10 @@ def build(engine: Engine, data_dir: Path) -> tuple[BuildStats, list[Problem]]:
     if calibration_path.is_file():
         calibration = calibration_path.read_text(encoding="utf-8")
         parse_calibration(calibration, str(calibration_path))  # refuse to store a broken one
-    stats = build_database(engine, result.catalog, data_version(data_dir), calibration)
+    translations = translation_tables(data_dir, catalog_texts(result.catalog))
+    stats = build_database(
+        engine, result.catalog, data_version(data_dir), calibration, translations
+    )
     return stats, result.problems
 
 

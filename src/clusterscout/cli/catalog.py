@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from clusterscout.app import coverage as coverage_service
-from clusterscout.app import database, offers
+from clusterscout.app import database, offers, texts
 from clusterscout.app.fields import OFFER_FILTERS
 from clusterscout.catalog.exports import (
     OFFER_COLUMNS,
@@ -80,6 +80,19 @@ def build_db(database_url: str | None, data_dir: Path | None) -> None:
         f"observations (data version {stats.data_version}; {len(problems)} warning(s))",
         highlight=False,
     )
+
+
+@click.command("catalog-texts")
+@click.argument(
+    "data_dir", type=click.Path(path_type=Path, file_okay=False, dir_okay=True, exists=True)
+)
+def catalog_texts(data_dir: Path) -> None:
+    """Regenerate DATA_DIR/locale/catalog.pot from the catalog's free text and merge it into
+    each language's catalog.po: new texts arrive untranslated, removed ones are dropped."""
+    with reporting():
+        progress = texts.update_files(data_dir)
+    for p in progress:
+        out.print(f"{p.lang}: {p.translated} of {p.total} texts translated", highlight=False)
 
 
 def _emit(
@@ -322,6 +335,7 @@ def _today() -> date:
 COMMANDS: tuple[click.Command, ...] = (
     validate,
     build_db,
+    catalog_texts,
     providers,
     list_offers,
     compare,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from pathlib import Path
@@ -25,7 +26,13 @@ from clusterscout.domain.models import (
 )
 from clusterscout.store import migrate
 from clusterscout.store.prices import CATALOG_FEED, Observation, append, refresh_current
-from clusterscout.store.tables import meta, offers, price_observations, providers
+from clusterscout.store.tables import (
+    catalog_translations,
+    meta,
+    offers,
+    price_observations,
+    providers,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +88,11 @@ def ensure_schema(engine: Engine) -> None:
 
 
 def build_database(
-    engine: Engine, catalog: CatalogData, version: str, calibration_toml: str | None = None
+    engine: Engine,
+    catalog: CatalogData,
+    version: str,
+    calibration_toml: str | None = None,
+    translations: Mapping[str, Mapping[str, str]] | None = None,
 ) -> BuildStats:
     """Replace the catalog rows with ``catalog`` in a single transaction.
 
@@ -152,6 +163,11 @@ def build_database(
         for p in catalog.providers
     ]
     offer_ids = [o.id for o in catalog.offers]
+    translation_rows = [
+        {"lang": lang, "source": source, "text": text}
+        for lang, table in sorted((translations or {}).items())
+        for source, text in sorted(table.items())
+    ]
     with engine.begin() as conn:
         conn.execute(delete(offers))
         conn.execute(delete(providers))
@@ -163,6 +179,9 @@ def build_database(
             conn.execute(insert(providers), provider_rows)
         if offer_rows:
             conn.execute(insert(offers), offer_rows)
+        conn.execute(delete(catalog_translations))
+        if translation_rows:
+            conn.execute(insert(catalog_translations), translation_rows)
         append(conn, observations)
         refresh_current(conn, offer_ids)
         conn.execute(delete(meta))

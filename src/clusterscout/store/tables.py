@@ -75,6 +75,17 @@ offers = Table(
     Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
 )
 
+# The catalog's free text in each translated language, keyed by language and the English text
+# (ADR 0010); written by every build from data/locale, so serving never reads data/.
+catalog_translations = Table(
+    "catalog_translations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("lang", String(8), nullable=False, index=True),
+    Column("source", Text, nullable=False),
+    Column("text", Text, nullable=False),
+)
+
 # Which offers column holds the lowest current price of each tier.
 TIER_PRICE_COLUMNS: Final = {
     PriceTier.ON_DEMAND: "usd_on_demand",
