@@ -53,7 +53,8 @@ def test_storage_is_a_short_label_with_products_behind_it(client: TestClient) ->
     cell = re.search(r'<td class="p3 storage">(.*?)</td>', html, re.S)
     assert cell
     assert "<summary>gemeinsames Dateisystem</summary>" in cell.group(1)
-    assert '<ul lang="en"><li>Parallel file system</li></ul>' in cell.group(1)
+    # Catalog prose in the page's language (data/locale), marked with that language.
+    assert '<ul lang="de"><li>Paralleles Dateisystem</li></ul>' in cell.group(1)
 
 
 @pytest.mark.parametrize(

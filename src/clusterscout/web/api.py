@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Path, Request
 from starlette.responses import JSONResponse, Response
@@ -13,6 +13,7 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import MultiNode
 from clusterscout.web import api_docs, params, viewmodels
 from clusterscout.web.api_error import ApiError
+from clusterscout.web.i18n import KNOWN_LOCALES, negotiate
 from clusterscout.web.runtime import state_of
 from clusterscout.web.schemas import (
     CoverageOut,
@@ -32,8 +33,36 @@ def _meta(request: Request) -> dict[str, Any]:
     return {"data_version": meta["data_version"], "built_at": meta["built_at"] or None}
 
 
+LANG: Final = "lang"
+
+
+def _lang(request: Request) -> str:
+    """The language of the free text: ``?lang=``, else ``Accept-Language``, else English.
+
+    Raises:
+        InputError: when ``lang`` is repeated or not a site language.
+    """
+    values = request.query_params.getlist(LANG)
+    if not values:
+        return negotiate(request.headers.get("accept-language"))
+    if len(values) > 1:
+        raise InputError(LANG, "may be given only once")
+    lang = values[0].strip().lower()
+    if lang not in KNOWN_LOCALES:
+        known = ", ".join(KNOWN_LOCALES)
+        raise InputError(LANG, f"{values[0][:20]!r} is not a site language ({known})")
+    return lang
+
+
+def _localized(request: Request, body: Any, lang: str) -> JSONResponse:
+    """``body`` with the catalog's free text in ``lang``, saying which language it is in."""
+    catalog = state_of(request).formatter(lang).catalog
+    return JSONResponse(catalog.localize(body), headers={"Content-Language": lang})
+
+
 def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], offers.Page]:
-    names = ("limit", "offset") if paged else ()
+    # The CSV has no free text, so it takes no ``lang``.
+    names = ("limit", "offset", LANG) if paged else ()
     raw = params.split(request.query_params.multi_items(), names)
     limit = params.int_param(raw.paging, "limit", params.API_DEFAULT_LIMIT, 1, params.API_MAX_LIMIT)
     offset = params.int_param(raw.paging, "offset", 0, 0, params.MAX_OFFSET)
@@ -58,9 +87,10 @@ def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], off
 )
 def list_offers(request: Request) -> Response:
     """Offers matching every filter; ``count`` is the total before ``limit``/``offset``."""
+    lang = _lang(request)
     meta, page = _offers_query(request, paged=True)
     records = offers.mark_freshness(page.records, _stale_after(request), viewmodels.today())
-    return JSONResponse({"data": records, "count": page.count, "meta": meta})
+    return _localized(request, {"data": records, "count": page.count, "meta": meta}, lang)
 
 
 @router.get(
@@ -107,9 +137,10 @@ def get_coverage(request: Request) -> Response:
 )
 def list_providers(request: Request) -> Response:
     """Providers by name, optionally by multi-node status."""
-    unknown = sorted(set(request.query_params) - {"multi_node"})
+    unknown = sorted(set(request.query_params) - {"multi_node", LANG})
     if unknown:
-        raise InputError(unknown[0], "unknown parameter (known: multi_node)")
+        raise InputError(unknown[0], "unknown parameter (known: multi_node, lang)")
+    lang = _lang(request)
     values = [v for v in request.query_params.getlist("multi_node") if v.strip()]
     if len(values) > 1:
         raise InputError("multi_node", "may be given only once")
@@ -121,53 +152,61 @@ def list_providers(request: Request) -> Response:
             raise InputError("multi_node", str(exc)) from None
     with state_of(request).engine.connect() as conn:
         page = offers.list_providers(conn, status)
-    return JSONResponse({"data": page.records, "count": page.count, "meta": _meta(request)})
+    body = {"data": page.records, "count": page.count, "meta": _meta(request)}
+    return _localized(request, body, lang)
 
 
 @router.get(
     "/providers/{slug}",
     response_model=ProviderDetailOut,
     responses={**api_docs.NOT_FOUND, **api_docs.BAD_INPUT},
+    openapi_extra={"parameters": [api_docs.lang_parameter()]},
     summary="One provider with its offers",
 )
 def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -> Response:
     """A provider record plus ``offers``."""
-    if request.query_params:
-        raise InputError(next(iter(request.query_params)), "unknown parameter")
+    _only_lang(request)
+    lang = _lang(request)
     with state_of(request).engine.connect() as conn:
         record = offers.provider(conn, slug)
     if record is None:
         raise ApiError(404, "not_found", f"unknown provider {slug[:80]!r}", "slug")
     offers.mark_freshness([record], _stale_after(request), viewmodels.today())
-    return JSONResponse(record)
+    return _localized(request, record, lang)
 
 
 @router.get(
     "/offers/{offer_id}/prices",
     response_model=PriceHistoryOut,
     responses={**api_docs.NOT_FOUND, **api_docs.BAD_INPUT},
+    openapi_extra={"parameters": [api_docs.lang_parameter()]},
     summary="Price history of one offer",
 )
 def offer_prices(request: Request, offer_id: Annotated[str, Path(max_length=200)]) -> Response:
     """Every price observation of an offer, newest first, with ``age_days`` and ``stale``;
     ``current`` is the newest per tier and term and ``series`` the same data per line."""
-    if request.query_params:
-        raise InputError(next(iter(request.query_params)), "unknown parameter")
+    _only_lang(request)
+    lang = _lang(request)
     stale_after = _stale_after(request)
     with state_of(request).engine.connect() as conn:
         view = prices.history(conn, offer_id, viewmodels.today(), stale_after)
     if view is None:
         raise ApiError(404, "not_found", f"unknown offer {offer_id[:80]!r}", "offer_id")
     meta = {**_meta(request), "offer_id": offer_id, "stale_after_days": stale_after}
-    return JSONResponse(
-        {
-            "data": view["observations"],
-            "count": len(view["observations"]),
-            "current": view["current"],
-            "series": view["series"],
-            "meta": meta,
-        }
-    )
+    body = {
+        "data": view["observations"],
+        "count": len(view["observations"]),
+        "current": view["current"],
+        "series": view["series"],
+        "meta": meta,
+    }
+    return _localized(request, body, lang)
+
+
+def _only_lang(request: Request) -> None:
+    unknown = sorted(set(request.query_params) - {LANG})
+    if unknown:
+        raise InputError(unknown[0], "unknown parameter (known: lang)")
 
 
 def _stale_after(request: Request) -> int:

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from clusterscout.app.fields import OFFER_FILTERS, PLAN_FIELDS, Field, Kind, Use
 from clusterscout.catalog.filters import SortKey
+from clusterscout.domain.languages import LANGUAGES
 from clusterscout.domain.models import MultiNode
 from clusterscout.web import params
 from clusterscout.web.schemas import ErrorOut
@@ -85,8 +86,19 @@ def _param(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
     return out
 
 
+def lang_parameter() -> dict[str, Any]:
+    """``lang``: the language of the catalog's free text (notes, evidence, terms...)."""
+    return _param(
+        "lang",
+        {"type": "string", "enum": list(LANGUAGES), "default": LANGUAGES[0]},
+        "Language of the catalog's free text (notes, evidence, locality, terms); without it "
+        "the Accept-Language header decides, else English. English is the reference text; "
+        "keys, ids, enum values and product names are never translated.",
+    )
+
+
 def offer_parameters(*, paged: bool = True) -> list[dict[str, Any]]:
-    """Filters, ``sort``, and optionally ``limit``/``offset``, as OpenAPI parameters."""
+    """Filters, ``sort`` and, for the paged JSON, ``lang``, ``limit`` and ``offset``."""
     out = [_param(n, s, d) for n, (s, d) in FILTER_PARAMETERS.items()]
     out.append(
         _param(
@@ -96,6 +108,7 @@ def offer_parameters(*, paged: bool = True) -> list[dict[str, Any]]:
         )
     )
     if paged:
+        out.append(lang_parameter())
         out.append(
             _param(
                 "limit",
@@ -119,13 +132,14 @@ def offer_parameters(*, paged: bool = True) -> list[dict[str, Any]]:
 
 
 def provider_parameters() -> list[dict[str, Any]]:
-    """``multi_node`` for the provider list."""
+    """``multi_node`` and ``lang`` for the provider list."""
     return [
         _param(
             "multi_node",
             {"type": "string", "enum": list(MultiNode.values())},
             "Only providers with this multi-node status.",
-        )
+        ),
+        lang_parameter(),
     ]
 
 

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from gettext import NullTranslations
 from pathlib import Path
@@ -31,11 +31,13 @@ from babel.numbers import (
 from babel.support import Translations
 from babel.units import format_unit
 
+from clusterscout.catalog.texts import Translation
+from clusterscout.domain.languages import SOURCE_LANGUAGE, TRANSLATED_LANGUAGES
 from clusterscout.domain.messages import N_
 
 __all__ = ["N_"]  # re-exported: the web's modules mark their text with it
 
-DEFAULT_LOCALE: Final = "en"
+DEFAULT_LOCALE: Final = SOURCE_LANGUAGE
 # The URL prefix is the language; Portuguese follows Brazilian conventions (ADR 0004).
 KNOWN_LOCALES: Final[dict[str, Locale]] = {
     "en": Locale.parse("en"),
@@ -44,7 +46,7 @@ KNOWN_LOCALES: Final[dict[str, Locale]] = {
     "fr": Locale.parse("fr"),
     "de": Locale.parse("de"),
 }
-TRANSLATED_LOCALES: Final = tuple(k for k in KNOWN_LOCALES if k != DEFAULT_LOCALE)
+TRANSLATED_LOCALES: Final = TRANSLATED_LANGUAGES
 LOCALE_DIR: Final = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN: Final = "messages"
 
@@ -119,6 +121,8 @@ class Formatter:
     lang: str
     gettext: Callable[[str], str]
     ngettext: Callable[[str, str, int], str]
+    catalog: Translation = field(default_factory=Translation)
+    """The catalog's free text in ``lang`` (set per data version by the app state)."""
 
     @property
     def locale(self) -> Locale:

@@ -76,7 +76,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     if not all_offers:
         filters = {**filters, "multi_node": ["true"]}
     size = params.PAGE_SIZE
-    providers = st.providers()
+    providers = fmt.catalog.localize(st.providers())
     with st.engine.connect() as conn:
         f, sort, result = offers.find_offers(conn, filters, size, (page - 1) * size)
         groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)
@@ -85,7 +85,8 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     if ref is not None:
         pairs = sorted([*pairs, (reference.PARAM, ref.key)])
     tier = f.price_tier.value if f.price_tier else None
-    rows = offer_rows(fmt, result.records, providers, st.settings.stale_after_days, tier)
+    records = fmt.catalog.localize(result.records)
+    rows = offer_rows(fmt, records, providers, st.settings.stale_after_days, tier)
     if ref is not None:
         found = reference.estimates(st, ref, result.records, tier)
         rows = [

@@ -53,12 +53,16 @@ class HeadersMiddleware:
         self.cache: OrderedDict[str, tuple[list[tuple[bytes, bytes]], bytes]] = OrderedDict()
 
     def _etag(self, scope: Scope) -> str:
+        path = scope.get("path", "")
         key = "|".join(
             (
                 self.version(),
                 datetime.now(UTC).date().isoformat(),
-                scope.get("path", ""),
+                path,
                 scope.get("query_string", b"").decode("latin-1"),
+                # The API's free text follows Accept-Language (pages carry the language in
+                # their path and ignore it).
+                _header(scope, b"accept-language") if path.startswith("/api/") else "",
                 _header(scope, b"hx-request"),
                 _header(scope, b"hx-history-restore-request"),
             )
@@ -98,7 +102,10 @@ class HeadersMiddleware:
                 elif etag is not None and status == 200 and b"cache-control" not in names:
                     headers.append((b"etag", etag.encode()))
                     headers.append((b"cache-control", PAGE_CACHE))
-                    headers.append((b"vary", b"HX-Request, Accept-Encoding"))
+                    vary = b"HX-Request, Accept-Encoding"
+                    if path.startswith("/api/"):
+                        vary += b", Accept-Language"
+                    headers.append((b"vary", vary))
                 elif b"cache-control" not in names:
                     headers.append((b"cache-control", b"no-store"))
                 message["headers"] = headers

@@ -42,7 +42,7 @@ def home(request: Request, lang: Lang) -> Response:
     with st.engine.connect() as conn:
         total = offers.count_offers(conn, OfferFilter())
         multi = offers.count_offers(conn, OfferFilter(multi_node=True))
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
     ctx = base_context(request, lang, "", section="home")
     ctx["stats"] = {
         "providers": fmt.number(len(providers)),
@@ -57,7 +57,7 @@ def home(request: Request, lang: Lang) -> Response:
 
 def _listing_page(request: Request, lang: str, *, all_offers: bool) -> Response:
     lang = _lang(lang)
-    fmt = state_of(request).formatters[lang]
+    fmt = state_of(request).formatter(lang)
     result = listing.build(request, fmt, all_offers=all_offers)
     tail = "offers/" if all_offers else "multi-node/"
     if listing.needs_redirect(request, result):
@@ -107,7 +107,8 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         day = viewmodels.today()
         offers.mark_freshness([record], stale_after, day)
         views = [prices.history(conn, o["id"], day, stale_after) for o in record["offers"]]
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
+    record, views = fmt.catalog.localize(record), fmt.catalog.localize(views)
     ctx = base_context(request, lang, f"providers/{slug}/", section="providers")
     ctx.update(
         provider=record,
@@ -141,7 +142,7 @@ def compare(request: Request, lang: Lang) -> Response:
     """
     lang = _lang(lang)
     st = state_of(request)
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
     unknown_params = sorted(set(request.query_params) - {"p", reference.PARAM})
     if unknown_params:
         raise ApiError(400, "unknown_parameter", "unknown parameter", unknown_params[0])
@@ -164,6 +165,7 @@ def compare(request: Request, lang: Lang) -> Response:
                 error = fmt.gettext("Choose two to four providers from the list.")
     if records and "?" + request.url.query != query:
         return RedirectResponse(f"/{lang}/compare/{query}", status_code=302)
+    records = fmt.catalog.localize(records)
     ctx = base_context(request, lang, "compare/", query if records else "", section="compare")
     providers = sorted(st.providers().values(), key=lambda p: str(p["name"]).lower())
     ctx.update(

@@ -61,7 +61,7 @@ def base_context(
             for code in KNOWN_LOCALES
         ]
     meta = st.meta()
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
     built = meta.get("built_at", "")[:10]
     return {
         "lang": lang,

@@ -52,7 +52,7 @@ def _solve(
 ) -> tuple[PlanResult | None, list[insights.ScalingCurve], PlanProblem | None]:
     """Plan and scaling curves for the query, or the problem to show next to the form."""
     st = state_of(request)
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
     try:
         result = _run(st, "plan", query, plans.run_plan)
         curves = _run(st, "scaling", query, insights.scaling_curves)
@@ -91,7 +91,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
     """The planner: do I need multi-node, and which offer finishes my job cheapest or fastest?"""
     lang = _lang(lang)
     st = state_of(request)
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
     query = plan_form.parse(request.query_params.multi_items())
     canonical = query.query_string()
     if query.submitted and "?" + request.url.query != canonical:
@@ -140,7 +140,7 @@ def plan_chart(request: Request, lang: Lang, name: str) -> Response:
     if name not in CHART_NAMES:
         raise ApiError(404, "not_found", "unknown chart", "name")
     st = state_of(request)
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
     query = plan_form.parse(request.query_params.multi_items())
     result, curves, problem = _solve(request, lang, query)
     if result is None or problem is not None:

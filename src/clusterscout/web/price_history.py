@@ -127,5 +127,5 @@ def price_chart(
             view = prices.history(conn, offer_id, day, st.settings.stale_after_days)
     if view is None:
         raise ApiError(404, "not_found", "unknown offer", "offer_id")
-    fmt = st.formatters[lang]
+    fmt = st.formatter(lang)
     return charts.svg_response(charts.price_history_svg(fmt, series(fmt, view)))

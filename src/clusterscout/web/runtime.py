@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from gettext import NullTranslations
 from pathlib import Path
 from typing import Any, Final
@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy import Engine
 from starlette.requests import Request
 
-from clusterscout.app import database, offers
+from clusterscout.app import database, offers, texts
 from clusterscout.settings import Settings
 from clusterscout.version import __version__
 from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
@@ -60,6 +60,7 @@ class AppState:
     asset_version: str = ""
     _meta: dict[str, str] = field(default_factory=dict)
     _providers: tuple[str, dict[str, dict[str, Any]]] | None = None
+    _localized: tuple[str, dict[str, Formatter]] | None = None
     _meta_read_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
@@ -102,6 +103,20 @@ class AppState:
             cached = (version, {r["slug"]: r for r in records})
             self._providers = cached
         return cached[1]
+
+    def formatter(self, lang: str) -> Formatter:
+        """The formatter of ``lang`` with the catalog's text in ``lang``, per data version."""
+        version = self.data_version
+        cached = self._localized
+        if cached is None or cached[0] != version:
+            with self.engine.connect() as conn:
+                catalog = texts.translations(conn)
+            cached = (
+                version,
+                {k: replace(f, catalog=catalog[k]) for k, f in self.formatters.items()},
+            )
+            self._localized = cached
+        return cached[1][lang]
 
     def render(self, lang: str, template: str, context: dict[str, Any]) -> str:
         """Render ``template`` in ``lang``."""

@@ -93,7 +93,7 @@ def _topology(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
             _("Rail-optimised"),
             bool_fact(fmt, any_true(o["topology"]["rail_optimized"] for o in offers), refs),
         ),
-        Fact(_("Locality"), fact(fmt, locality, refs, lang="en")),
+        Fact(_("Locality"), fact(fmt, locality, refs, lang=fmt.catalog.lang_of(locality))),
     ]
 
 
@@ -147,7 +147,10 @@ def _storage(fmt: Formatter, p: Record) -> list[Fact]:
         price = _("%(price)s per GiB-month") % {"price": fmt.usd(s["usd_per_gib_month"])}
     return [
         Fact(_("Shared file system"), bool_fact(fmt, s["shared_filesystem"], refs)),
-        Fact(_("Storage products"), fact(fmt, _join(s["products"]), refs, lang="en")),
+        Fact(
+            _("Storage products"),
+            fact(fmt, _join(s["products"]), refs, lang=fmt.catalog.lang_of(*s["products"])),
+        ),
         Fact(_("Throughput"), fact(fmt, tput, refs)),
         Fact(_("Storage price"), fact(fmt, price, refs)),
     ]

@@ -159,7 +159,7 @@ def storage_cell(fmt: Formatter, provider: Record | None) -> Cell:
         ) % {"num": fmt.number(len(products))}
     else:
         return unknown(fmt)
-    return fact(fmt, text, refs, items=products)
+    return fact(fmt, text, refs, items=products, lang=fmt.catalog.lang_of(*products))
 
 
 def offer_row(
