@@ -14,7 +14,7 @@ EVIDENCE = {
     "en": "Sells InfiniBand clusters of 2 to 64 nodes.",
     "pt": "Vende clusters InfiniBand de 2 a 64 nós.",
     "es": "Vende clústeres InfiniBand de 2 a 64 nodos.",
-    "fr": "Vend des clusters InfiniBand de 2 à 64 nœuds.",
+    "fr": "Propose des clusters InfiniBand de 2 à 64 nœuds.",
     "de": "Verkauft InfiniBand-Cluster mit 2 bis 64 Knoten.",
 }
 
