@@ -1,6 +1,6 @@
 """Every user-visible free-text value of a loaded catalog, with its file and key path.
 
-These are the texts translated in ``data/locale`` (ADR 0010). Decided per field:
+These are the texts translated in ``data/locale`` (ADR 0011). Decided per field:
 
 - translated: provider ``multi_node.evidence``; every ``note`` that reaches a page or the API
   (orchestration, provisioning, billing, storage, discounts, offers, prices, ratings);

@@ -1,6 +1,6 @@
 """Translations of the catalog's free text: ``locale/catalog.pot`` and ``locale/{lang}/catalog.po``.
 
-The message id is the English text itself (ADR 0010), so an English edit leaves the old
+The message id is the English text itself (ADR 0011), so an English edit leaves the old
 translation unused and the new text untranslated until a translator writes it; nothing stale
 can be shown. The files live under the data directory and are read with Babel.
 """

@@ -76,7 +76,7 @@ offers = Table(
 )
 
 # The catalog's free text in each translated language, keyed by language and the English text
-# (ADR 0010); written by every build from data/locale, so serving never reads data/.
+# (ADR 0011); written by every build from data/locale, so serving never reads data/.
 catalog_translations = Table(
     "catalog_translations",
     metadata,

@@ -1,4 +1,4 @@
-"""Read the catalog's translated free text that the build stored (ADR 0010)."""
+"""Read the catalog's translated free text that the build stored (ADR 0011)."""
 
 from __future__ import annotations
 

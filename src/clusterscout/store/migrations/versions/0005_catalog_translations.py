@@ -1,4 +1,4 @@
-"""The catalog's free text in each translated language (ADR 0010).
+"""The catalog's free text in each translated language (ADR 0011).
 
 Revision ID: 0005
 Revises: 0004
