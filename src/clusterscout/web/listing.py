@@ -76,7 +76,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     if not all_offers:
         filters = {**filters, "multi_node": ["true"]}
     size = params.PAGE_SIZE
-    providers = fmt.catalog.localize(st.providers())
+    providers = st.providers_in(fmt.lang)
     with st.engine.connect() as conn:
         f, sort, result = offers.find_offers(conn, filters, size, (page - 1) * size)
         groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)

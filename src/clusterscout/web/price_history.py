@@ -128,4 +128,5 @@ def price_chart(
     if view is None:
         raise ApiError(404, "not_found", "unknown offer", "offer_id")
     fmt = st.formatter(lang)
+    view = fmt.catalog.localize(view)  # the legend names each price's term
     return charts.svg_response(charts.price_history_svg(fmt, series(fmt, view)))

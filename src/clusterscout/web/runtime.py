@@ -61,6 +61,9 @@ class AppState:
     _meta: dict[str, str] = field(default_factory=dict)
     _providers: tuple[str, dict[str, dict[str, Any]]] | None = None
     _localized: tuple[str, dict[str, Formatter]] | None = None
+    _localized_providers: dict[tuple[str, str], dict[str, dict[str, Any]]] = field(
+        default_factory=dict
+    )
     _meta_read_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
@@ -103,6 +106,20 @@ class AppState:
             cached = (version, {r["slug"]: r for r in records})
             self._providers = cached
         return cached[1]
+
+    def providers_in(self, lang: str) -> dict[str, dict[str, Any]]:
+        """Provider records by slug with the catalog's text in ``lang``, per data version."""
+        version = self.data_version
+        key = (version, lang)
+        found = self._localized_providers.get(key)
+        if found is None:
+            found = self.formatter(lang).catalog.localize(self.providers())
+            # Only the current version's entries are kept.
+            self._localized_providers = {
+                k: v for k, v in self._localized_providers.items() if k[0] == version
+            }
+            self._localized_providers[key] = found
+        return found
 
     def formatter(self, lang: str) -> Formatter:
         """The formatter of ``lang`` with the catalog's text in ``lang``, per data version."""
