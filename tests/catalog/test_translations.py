@@ -144,3 +144,12 @@ def test_stale_template_and_unreadable_files_are_errors(data_dir: Path) -> None:
 def test_template_bytes_are_stable() -> None:
     assert render_template(TEXTS) == render_template(list(TEXTS))
     assert render_template(TEXTS) != render_template([A])
+
+
+def test_a_percent_sign_is_not_taken_for_a_format_placeholder() -> None:
+    # "35% off" looks like "% o" to Babel; a python-format flag would make msgfmt -c reject a
+    # correct French "35 % de réduction".
+    text = CatalogText("providers/a.toml", "discounts[0].note", "Up to 35% off on-demand.")
+    rendered = render_template([text]).decode()
+    assert "Up to 35% off on-demand." in rendered
+    assert "python-format" not in rendered
