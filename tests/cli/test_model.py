@@ -78,7 +78,7 @@ def test_cli_plan_bad_flag(fixture_settings: Settings) -> None:
         ],
     )
     assert result.exit_code == 2
-    assert "--precision: must be bf16 or fp8" in result.stderr
+    assert "--precision: must be bf16, fp16 or fp8" in result.stderr
 
 
 def test_check_model_meets_the_calibration_targets() -> None:
@@ -95,8 +95,25 @@ def test_check_model_meets_the_calibration_targets() -> None:
     )
     assert match, last
     median, p90 = float(match.group(3)), float(match.group(4))
+    assert int(match.group(1)) >= 100
     assert median <= 10.0
     assert p90 <= 25.0
+    # held-out-by-source error and the signed bias, overall and per stack (issue 8)
+    text = result.stdout
+    held = text.split("held out by source")[1].split("test sources")[0]
+    rows = dict(
+        re.findall(r"^\s+(all|megatron|pytorch|deepspeed)\s+(.*)$", held, flags=re.MULTILINE)
+    )
+    assert set(rows) == {"all", "megatron", "pytorch", "deepspeed"}
+    figures = re.search(
+        r"median\s+([\d.]+)%\s+p90\s+([\d.]+)%\s+optimistic\s+(\d+)%\s+"
+        r"median signed\s+([+-][\d.]+)%",
+        rows["all"],
+    )
+    assert figures, rows["all"]
+    assert float(figures.group(1)) <= 10.0
+    assert float(figures.group(2)) <= 25.0
+    assert abs(float(figures.group(4))) <= 5.0
 
 
 def test_cli_estimate_and_plan_tables(fixture_settings: Settings) -> None:

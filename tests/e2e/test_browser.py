@@ -138,7 +138,9 @@ def test_plan_form_verdict_table_and_charts(
     p.locator("#pf-tokens").fill("2e12")
     p.locator("#pf-max_nodes").fill("32")
     p.locator("#plan-form button[type=submit]").click()
-    p.wait_for_url(re.compile(r"/en/plan/\?max_nodes=32&model=405B&precision=bf16&tokens=2e12$"))
+    p.wait_for_url(
+        re.compile(r"/en/plan/\?max_nodes=32&model=405B&precision=bf16&stack=megatron&tokens=2e12$")
+    )
     expect(p.locator("#verdict")).to_contain_text("needs more than one 8-GPU node")
     expect(p.locator("table.plan-options tbody tr").first).to_be_visible()
     expect(p.locator("table.plan-options tr.pareto").first).to_be_visible()
@@ -178,7 +180,9 @@ def test_plan_in_german_with_charts_and_no_console_errors(
     p.locator("#pf-model").select_option("7B")
     p.locator("#pf-tokens").fill("1e11")
     p.locator("#plan-form button[type=submit]").click()
-    p.wait_for_url(re.compile(r"/de/plan/\?max_nodes=64&model=7B&precision=bf16&tokens=1e11$"))
+    p.wait_for_url(
+        re.compile(r"/de/plan/\?max_nodes=64&model=7B&precision=bf16&stack=megatron&tokens=1e11$")
+    )
     expect(p.locator("#verdict")).to_contain_text("Nein: Ein Knoten mit 8 GPUs")
     expect(p.locator("table.per-gpu tbody tr")).to_have_count(3)
     p.wait_for_function(

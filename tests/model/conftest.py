@@ -12,9 +12,11 @@ from clusterscout.model.calibration import (
     Calibration,
     FabricCalibration,
     IntraNodeCalibration,
+    StackCalibration,
     TrainingCalibration,
     UtilisationCurve,
 )
+from clusterscout.model.inputs import Stack
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
@@ -109,17 +111,22 @@ def round_calibration() -> Calibration:
             pcie_busbw_gbs=25.0,
             latency_s=10e-6,
             ramp_latency_s=50e-6,
-            overlap=0.9,
         ),
-        utilisation={"H100-SXM-80GB": UtilisationCurve(0.6, 1000.0)},
-        default_utilisation=UtilisationCurve(0.5, 0.0),
+        utilisation={"H100-SXM-80GB": UtilisationCurve(0.6, 0.45, 0.3)},
+        default_utilisation=UtilisationCurve(0.5, 0.5, 0.5),
         training=TrainingCalibration(
             fp8_speedup=1.5,
             tp_overlap=0.0,
             cp_overlap=0.5,
             dp_bucket_bytes=100e6,
             usable_memory_fraction=0.9,
+            hidden_half=1000.0,
         ),
+        stacks={
+            Stack.MEGATRON: StackCalibration(dp_overlap=0.9, overlap_slowdown=0.0),
+            Stack.PYTORCH: StackCalibration(dp_overlap=0.8, overlap_slowdown=0.2),
+            Stack.DEEPSPEED: StackCalibration(dp_overlap=0.7, overlap_slowdown=0.0),
+        },
         ll_bandwidth_fraction=0.1,
         no_gpudirect_factor=0.5,
         median_abs_error_pct=5.0,

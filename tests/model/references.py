@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from clusterscout.model.checkmodel import KNOWN_SHAPES
-
 
 @dataclass(frozen=True, slots=True)
 class Reference:
@@ -34,7 +32,16 @@ def _coll(
     return {"cluster": cluster, "workload": {"kind": "collective", "op": op, "message_bytes": size}}
 
 
-_LLAMA70 = dict(KNOWN_SHAPES["llama 3.1 70b"])
+# Llama 3.1 70B (https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json)
+_LLAMA70 = {
+    "params": 70.6e9,
+    "layers": 80,
+    "hidden": 8192,
+    "heads": 64,
+    "kv_heads": 8,
+    "vocab": 128256,
+    "ffn_hidden": 28672,
+}
 
 REFERENCES: tuple[Reference, ...] = (
     Reference(

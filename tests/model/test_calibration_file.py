@@ -12,6 +12,7 @@ from clusterscout.catalog.calibration import (
     parse_calibration,
 )
 from clusterscout.domain.models import FabricKind
+from clusterscout.model.inputs import Stack
 from tests.model.conftest import DATA_DIR
 
 TEXT = (DATA_DIR / "calibration.toml").read_text(encoding="utf-8")
@@ -27,7 +28,15 @@ def test_real_file_loads_with_every_fabric_and_sources() -> None:
     # The held-out error is measured too, and it is what the planner shows as its band.
     assert cal.holdout_p90_abs_error_pct is not None
     assert cal.error_band_pct == cal.holdout_p90_abs_error_pct
-    assert cal.curve_for("H100-SXM-80GB").u_max > 0
+    curve = cal.curve_for("H100-SXM-80GB")
+    assert curve.u_max(Stack.PYTORCH) > 0
+    assert 0 < curve.u_max(Stack.MEGATRON) <= 1
+    assert set(cal.stacks) == set(Stack)
+    assert all(s.sources for s in cal.stacks.values())
+    # the error figures of the calibration run, with the signed bias and the test set
+    assert {"in_sample", "holdout", "holdout.pytorch", "test"} <= set(cal.figures)
+    assert cal.test_sources
+    assert cal.figures["holdout"].p90_abs_error_pct == cal.holdout_p90_abs_error_pct
 
 
 def test_without_holdout_figures_the_band_is_the_in_sample_p90() -> None:
@@ -67,6 +76,13 @@ def test_missing_fabric_and_default_curve() -> None:
     start = TEXT.index('[utilisation."default"]')
     end = TEXT.index('[utilisation."A100-SXM-80GB"]')
     with pytest.raises(CalibrationError, match=r"utilisation\.default"):
+        parse_calibration(TEXT[:start] + TEXT[end:])
+
+
+def test_missing_stack_is_an_error() -> None:
+    start = TEXT.index("[stacks.deepspeed]")
+    end = TEXT.index("[training]")
+    with pytest.raises(CalibrationError, match=r"stacks\.deepspeed"):
         parse_calibration(TEXT[:start] + TEXT[end:])
 
 

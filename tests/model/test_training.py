@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -17,18 +18,21 @@ from clusterscout.model.inputs import (
     Precision,
     Recompute,
     Sharding,
+    Stack,
     TrainingWorkload,
 )
 from clusterscout.model.training import (
+    CommTime,
     GroupPlacement,
     bubble_time_s,
     compute_time_s,
-    cp_comm_time_s,
-    dp_comm_exposed_s,
+    cp_comm,
+    dp_comm,
     place_group,
     pp_comm_time_s,
     reference_shape,
-    tp_comm_time_s,
+    straggler_time_s,
+    tp_comm,
     train_step,
     with_parallelism,
 )
@@ -67,7 +71,8 @@ def test_bubble() -> None:
 def test_compute_time_by_hand(rcal: Calibration) -> None:
     w = wl(Parallelism(dp=8))
     flops = 6e9 + 12 * 2 * 1000 * 1000
-    expected = flops * 8 * 1000 / (8 * 312 * 0.5 * 1e12)
+    # default curve: u_max 0.5, width penalty hidden_half/h = 1000/1000 -> u = 0.25
+    expected = flops * 8 * 1000 / (8 * 312 * 0.25 * 1e12)
     assert compute_time_s(w, cluster(), rcal) == pytest.approx(expected)
 
 
@@ -85,15 +90,21 @@ def test_tp_comm_by_hand(rcal: Calibration) -> None:
     w = wl(Parallelism(tp=4, dp=2), recompute=Recompute.FULL)
     per_op = group_time_s(cluster(), CollectiveOp.ALL_REDUCE, 1000 * 1000 * 2, 4, 1, rcal)
     expected = 2 * w.microbatches * 6 * per_op
-    assert tp_comm_time_s(w, cluster(), rcal) == pytest.approx(expected)
+    assert tp_comm(w, cluster(), rcal) == CommTime(pytest.approx(expected), 0.0)  # type: ignore[arg-type]
+    hidden = replace(rcal, training=replace(rcal.training, tp_overlap=0.25))
+    part = tp_comm(w, cluster(), hidden)
+    assert part.hidden_s == pytest.approx(expected / 4)
+    assert part.exposed_s == pytest.approx(expected * 3 / 4)
 
 
 def test_cp_and_pp_comm_present_only_when_used(rcal: Calibration) -> None:
     base = wl(Parallelism(dp=8))
-    assert cp_comm_time_s(base, cluster(), rcal) == 0
+    assert cp_comm(base, cluster(), rcal) == CommTime(0.0, 0.0)
     assert pp_comm_time_s(base, cluster(), rcal) == 0
     cp = wl(Parallelism(cp=2, dp=4))
-    assert cp_comm_time_s(cp, cluster(), rcal) > 0
+    cp_part = cp_comm(cp, cluster(), rcal)
+    assert cp_part.hidden_s > 0
+    assert cp_part.exposed_s == pytest.approx(cp_part.hidden_s)  # cp_overlap 0.5
     pp = wl(Parallelism(pp=2, dp=4))
     assert pp_comm_time_s(pp, cluster(), rcal) > 0
     pp_inter = wl(Parallelism(tp=8, pp=2, dp=1), batch=8)
@@ -101,22 +112,60 @@ def test_cp_and_pp_comm_present_only_when_used(rcal: Calibration) -> None:
     assert pp_comm_time_s(pp_inter, two, rcal) > pp_comm_time_s(pp_inter, cluster(1), rcal) * 0
 
 
-def test_dp_comm_overlaps(rcal: Calibration) -> None:
+def test_dp_comm_hides_behind_the_window_except_the_tail(rcal: Calibration) -> None:
     w = wl(Parallelism(dp=16), batch=16)
     c = cluster(2)
-    assert dp_comm_exposed_s(w, c, 1e6, rcal) == 0  # long compute hides it
-    exposed = dp_comm_exposed_s(w, c, 0.0, rcal)
-    assert exposed > 0
+    long = dp_comm(w, c, 1e6, rcal)  # long compute hides all but the last bucket
+    short = dp_comm(w, c, 0.0, rcal)  # nothing to hide behind
+    assert short.hidden_s == 0 and short.exposed_s > 0
+    total = short.exposed_s
+    tail = group_time_s(c, CollectiveOp.ALL_REDUCE, 2e9 / 20, 8, 2, rcal)  # 20 buckets of 100 MB
+    assert long.exposed_s == pytest.approx(tail)
+    assert long.hidden_s == pytest.approx(total - tail)
     fsdp = with_parallelism(w, Parallelism(dp=16, sharding=Sharding.FSDP))
-    assert dp_comm_exposed_s(fsdp, c, 0.0, rcal) > 0
-    assert dp_comm_exposed_s(wl(Parallelism(tp=8)), cluster(), 0.0, rcal) == 0
+    assert dp_comm(fsdp, c, 0.0, rcal).exposed_s > 0
+    assert dp_comm(wl(Parallelism(tp=8)), cluster(), 0.0, rcal) == CommTime(0.0, 0.0)
 
 
-def test_tcp_fabric_overlaps_less(rcal: Calibration) -> None:
+def test_dp_overlap_depends_on_stack_and_fabric(rcal: Calibration) -> None:
     w = wl(Parallelism(dp=16), batch=16, model=replace(TINY, params=2e10))
-    ib = dp_comm_exposed_s(w, cluster(2), 0.05, rcal)
-    eth = dp_comm_exposed_s(w, ClusterSpec(A100, 8, 2, FabricKind.ETHERNET, 3200, None), 0.05, rcal)
-    assert eth > ib
+    ib = dp_comm(w, cluster(2), 0.05, rcal)
+    eth = dp_comm(w, ClusterSpec(A100, 8, 2, FabricKind.ETHERNET, 3200, None), 0.05, rcal)
+    assert eth.exposed_s > ib.exposed_s
+    deepspeed = replace(w, stack=Stack.DEEPSPEED)  # dp_overlap 0.7 against megatron's 0.9
+    assert dp_comm(deepspeed, cluster(2), 0.05, rcal).hidden_s == pytest.approx(
+        ib.hidden_s * 0.7 / 0.9
+    )
+
+
+def test_straggler_grows_with_the_log_of_nodes(rcal: Calibration) -> None:
+    sigma = replace(rcal, training=replace(rcal.training, straggler_sigma=0.01))
+    assert straggler_time_s(10.0, 1, sigma) == 0
+    assert straggler_time_s(10.0, 8, sigma) == pytest.approx(0.1 * math.log(8))
+    assert straggler_time_s(10.0, 64, sigma) == pytest.approx(2 * straggler_time_s(10.0, 8, sigma))
+
+
+def test_weak_scaling_step_time_grows(rcal: Calibration) -> None:
+    sigma = replace(rcal, training=replace(rcal.training, straggler_sigma=0.01))
+    steps = []
+    for nodes in (96, 192, 288):
+        w = wl(Parallelism(tp=8, dp=nodes), batch=nodes)
+        steps.append(train_step(w, ClusterSpec(H100, 8, nodes, FabricKind.INFINIBAND, 3200), sigma))
+    times = [s.step_time_s for s in steps]
+    assert times[0] < times[1] < times[2]
+    assert steps[2].scaling_efficiency < steps[0].scaling_efficiency < 1
+
+
+def test_hidden_communication_slows_compute(rcal: Calibration) -> None:
+    # the pytorch stack of the round calibration loses 0.2 s of compute per hidden second
+    w = replace(wl(Parallelism(dp=16, sharding=Sharding.FSDP), batch=16), stack=Stack.PYTORCH)
+    c = cluster(2)
+    parts = train_step(w, c, rcal).breakdown
+    dp = dp_comm(w, c, parts.compute_s, rcal)
+    assert dp.hidden_s > 0
+    assert parts.overlap_slowdown_s == pytest.approx(0.2 * dp.hidden_s)
+    megatron = train_step(replace(w, stack=Stack.MEGATRON), c, rcal).breakdown
+    assert megatron.overlap_slowdown_s == 0
 
 
 def test_reference_shape(rcal: Calibration) -> None:

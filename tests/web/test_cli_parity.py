@@ -54,7 +54,13 @@ def _flags(body: dict[str, Any]) -> list[str]:
     return args
 
 
-CUSTOM: dict[str, Any] = {"params": 7e9, "steps": 1000, "rdma": False, "region": "eu"}
+CUSTOM: dict[str, Any] = {
+    "params": 7e9,
+    "steps": 1000,
+    "rdma": False,
+    "region": "eu",
+    "stack": "pytorch",
+}
 """The other way to name a job: a parameter count and optimizer steps."""
 
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from web_support import LANGS, TRANSLATED, TestClient, visible_text
 
 from clusterscout.app.fields import FIELDS_BY_NAME
+from clusterscout.catalog.calibration import parse_calibration
 from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 from clusterscout.web import i18n, reasons
 
+FIXTURE_CALIBRATION = Path(__file__).parents[1] / "fixtures" / "catalog" / "calibration.toml"
 Q405 = "?max_nodes=64&model=405B&precision=bf16&tokens=1e12"
 Q7 = "?max_nodes=16&model=7B&precision=bf16&tokens=1e11"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -66,7 +69,8 @@ def test_405b_plan_needs_multi_node_with_ranked_options_and_charts(
     assert f"/{lang}/providers/beta/#offer-beta-mi300x-roce" in html
     # The excluded offer and the error band.
     assert 'class="excluded"' in html
-    assert "±21" in html
+    band = parse_calibration(FIXTURE_CALIBRATION.read_text(encoding="utf-8")).error_band_pct
+    assert f"±{band:.0f}" in html
 
 
 def test_7b_plan_says_one_node_is_enough_and_explains_per_gpu(client: TestClient) -> None:

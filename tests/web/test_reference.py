@@ -41,9 +41,12 @@ def test_multi_node_listing_adds_efficiency_and_effective_price(
 def test_effective_price_is_list_price_over_efficiency(client: TestClient) -> None:
     html = client.get("/en/multi-node/?ref=70b-3d-32").text
     row = visible_text(_row(html, "beta-mi300x-roce"))
-    # 1.99 / 0.979 = 2.03 (fixture calibration; see planning.reference_estimate).
-    assert "97.9%" in row  # shown to one decimal so near-perfect values stay distinguishable
-    assert "$2.03/GPU-h" in row
+    # shown to one decimal so near-perfect values stay distinguishable
+    shown = re.search(r"(\d+\.\d)%", row)
+    assert shown, row
+    efficiency = float(shown.group(1)) / 100
+    assert 0.5 < efficiency < 1  # 32 nodes: losses that grow with scale (issue 8)
+    assert f"${1.99 / efficiency:.2f}/GPU-h" in row
     assert "list $1.99" in row
 
 

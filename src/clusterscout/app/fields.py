@@ -25,7 +25,7 @@ from clusterscout.domain.models import (
     PriceTier,
     ProvisioningMode,
 )
-from clusterscout.model.inputs import Precision
+from clusterscout.model.inputs import Precision, Stack
 from clusterscout.model.planner.request import (
     DEFAULT_MAX_NODES,
     MAX_BATCH_TOKENS,
@@ -255,7 +255,7 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field(
         "precision",
         Kind.CHOICE,
-        N_("Number format of the matrix multiplications: bf16 or fp8."),
+        N_("Number format of the matrix multiplications: bf16, fp16 (as bf16) or fp8."),
         N_("Precision"),
         _PLAN,
         enum=Precision,
@@ -264,6 +264,23 @@ FIELDS: Final[tuple[Field, ...]] = (
             Widget.SELECT,
             default="bf16",
             advice=N_("Choose bf16, or fp8 with a GPU that has an fp8 figure."),
+        ),
+    ),
+    Field(
+        "stack",
+        Kind.CHOICE,
+        N_(
+            "Training software: megatron (Megatron-LM/NeMo, the default), pytorch "
+            "(FSDP/torchtitan class) or deepspeed."
+        ),
+        N_("Software stack"),
+        _PLAN,
+        enum=Stack,
+        form=FormField(
+            FormSection.JOB,
+            Widget.SELECT,
+            default="megatron",
+            advice=N_("Choose megatron, pytorch or deepspeed."),
         ),
     ),
     Field(

@@ -15,11 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import (
     Calibration,
+    ErrorFigures,
     FabricCalibration,
     IntraNodeCalibration,
+    StackCalibration,
     TrainingCalibration,
     UtilisationCurve,
 )
+from clusterscout.model.inputs import Stack
 
 CALIBRATION_FILE = "calibration.toml"
 _US = 1e-6
@@ -48,12 +51,17 @@ class _IntraNode(_Fraction):
     pcie_busbw_gbs: float = Field(gt=0)
     latency_us: float = Field(gt=0)
     ramp_latency_us: float = Field(ge=0)
-    overlap: float = Field(ge=0, le=1)
 
 
 class _Curve(_Fraction):
-    u_max: float = Field(gt=0, le=1)
-    hidden_half: float = Field(ge=0)
+    megatron: float = Field(gt=0, le=1)
+    pytorch: float = Field(gt=0, le=1)
+    deepspeed: float = Field(gt=0, le=1)
+
+
+class _Stack(_Fraction):
+    dp_overlap: float = Field(ge=0, le=1)
+    overlap_slowdown: float = Field(ge=0, le=1)
 
 
 class _Training(_Fraction):
@@ -62,6 +70,18 @@ class _Training(_Fraction):
     cp_overlap: float = Field(ge=0, le=1)
     dp_bucket_mb: float = Field(gt=0)
     usable_memory_fraction: float = Field(gt=0, le=1)
+    gemm_width_half: float = Field(ge=0)
+    gemm_tokens_half: float = Field(ge=0)
+    hidden_half: float = Field(ge=0)
+    straggler_sigma: float = Field(ge=0, le=1)
+
+
+class _Figures(_Strict):
+    points: int = Field(ge=0)
+    median_abs_error_pct: float = Field(ge=0)
+    p90_abs_error_pct: float = Field(ge=0)
+    optimistic_share: float = Field(ge=0, le=1)
+    median_signed_error_pct: float
 
 
 class _Protocol(_Fraction):
@@ -77,15 +97,18 @@ class _Check(_Fraction):
     holdout_median_abs_error_pct: float | None = Field(default=None, ge=0)
     holdout_p90_abs_error_pct: float | None = Field(default=None, ge=0)
     holdout_folds: int | None = Field(default=None, ge=2)
+    test_sources: list[str] = Field(default_factory=list)
+    figures: dict[str, _Figures] = Field(default_factory=dict)
 
 
 class _File(_Strict):
-    schema_version: int = Field(ge=1, le=1)
+    schema_version: int = Field(ge=2, le=2)
     note: str = ""
     protocol: _Protocol
     intra_node: _IntraNode
     fabrics: dict[FabricKind, _Fabric]
     utilisation: dict[str, _Curve]
+    stacks: dict[Stack, _Stack]
     training: _Training
     check: _Check
 
@@ -112,19 +135,19 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
         )
         msg = f"{origin}: {problems}"
         raise CalibrationError(msg) from exc
-    missing = [k.value for k in FabricKind if k not in data.fabrics]
-    if missing or "default" not in data.utilisation:
-        what = ", ".join(
-            [f"fabrics.{m}" for m in missing]
-            + ([] if "default" in data.utilisation else ["utilisation.default"])
-        )
-        msg = f"{origin}: missing {what}"
+    missing = [f"fabrics.{k.value}" for k in FabricKind if k not in data.fabrics]
+    missing += [f"stacks.{k.value}" for k in Stack if k not in data.stacks]
+    if "default" not in data.utilisation:
+        missing.append("utilisation.default")
+    if missing:
+        msg = f"{origin}: missing {', '.join(missing)}"
         raise CalibrationError(msg)
     intra = data.intra_node
     curves = {
-        name: UtilisationCurve(c.u_max, c.hidden_half, c.sources)
+        name: UtilisationCurve(c.megatron, c.pytorch, c.deepspeed, c.sources)
         for name, c in data.utilisation.items()
     }
+    train = data.training
     return Calibration(
         fabrics={
             kind: FabricCalibration(
@@ -144,25 +167,43 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
             pcie_busbw_gbs=intra.pcie_busbw_gbs,
             latency_s=intra.latency_us * _US,
             ramp_latency_s=intra.ramp_latency_us * _US,
-            overlap=intra.overlap,
             sources=intra.sources,
         ),
         utilisation={k: v for k, v in curves.items() if k != "default"},
         default_utilisation=curves["default"],
         training=TrainingCalibration(
-            fp8_speedup=data.training.fp8_speedup,
-            tp_overlap=data.training.tp_overlap,
-            cp_overlap=data.training.cp_overlap,
-            dp_bucket_bytes=data.training.dp_bucket_mb * 1e6,
-            usable_memory_fraction=data.training.usable_memory_fraction,
-            sources=data.training.sources,
+            fp8_speedup=train.fp8_speedup,
+            tp_overlap=train.tp_overlap,
+            cp_overlap=train.cp_overlap,
+            dp_bucket_bytes=train.dp_bucket_mb * 1e6,
+            usable_memory_fraction=train.usable_memory_fraction,
+            gemm_width_half=train.gemm_width_half,
+            gemm_tokens_half=train.gemm_tokens_half,
+            hidden_half=train.hidden_half,
+            straggler_sigma=train.straggler_sigma,
+            sources=train.sources,
         ),
+        stacks={
+            kind: StackCalibration(st.dp_overlap, st.overlap_slowdown, st.sources)
+            for kind, st in data.stacks.items()
+        },
         ll_bandwidth_fraction=data.protocol.ll_bandwidth_fraction,
         no_gpudirect_factor=data.protocol.no_gpudirect_factor,
         median_abs_error_pct=data.check.median_abs_error_pct,
         p90_abs_error_pct=data.check.p90_abs_error_pct,
         holdout_median_abs_error_pct=data.check.holdout_median_abs_error_pct,
         holdout_p90_abs_error_pct=data.check.holdout_p90_abs_error_pct,
+        figures={
+            key: ErrorFigures(
+                f.points,
+                f.median_abs_error_pct,
+                f.p90_abs_error_pct,
+                f.optimistic_share,
+                f.median_signed_error_pct,
+            )
+            for key, f in data.check.figures.items()
+        },
+        test_sources=tuple(data.check.test_sources),
         sources={"protocol": data.protocol.sources, "check": data.check.sources},
     )
 

@@ -24,6 +24,8 @@ from clusterscout.cli.options import (
     settings_for,
 )
 from clusterscout.cli.output import Column, out, print_json, print_table
+from clusterscout.model.calibration import Calibration, ErrorFigures
+from clusterscout.model.checkmodel import CheckReport, figures_by_stack
 from clusterscout.model.planner.results import PlanResult
 from clusterscout.web.schemas import estimate_json, plan_json
 
@@ -208,6 +210,7 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
         "predicted vs measured",
         [
             Column("point"),
+            Column("stack"),
             Column("metric"),
             Column("measured", right=True),
             Column("predicted", right=True),
@@ -216,10 +219,11 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
         [
             [
                 r.id,
+                r.stack or "-",
                 f"{r.metric} ({r.unit})",
                 _num(r.measured),
                 _num(r.predicted),
-                f"{r.abs_error_pct:.1f}",
+                f"{r.signed_error_pct:+.1f}",
             ]
             for r in report.results
         ],
@@ -227,15 +231,7 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
     out.print(f"\nnot expressed ({len(report.unexpressed)}):", highlight=False)
     for u in report.unexpressed:
         out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
-    if calibration.holdout_p90_abs_error_pct is not None:
-        # The fitted constants saw these points; the held-out figures did not (see
-        # scripts/calibrate.py --holdout). They are the honest error for a new job.
-        out.print(
-            "out of sample at calibration time (each point predicted by constants fitted "
-            f"without its source): median {calibration.holdout_median_abs_error_pct:.1f}%, "
-            f"p90 {calibration.holdout_p90_abs_error_pct:.1f}%",
-            highlight=False,
-        )
+    _print_error_figures(report, calibration)
     out.print(
         f"expressed {len(report.results)} of {report.total} points; "
         f"median abs error {report.median_abs_error_pct:.1f}%, "
@@ -245,3 +241,38 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
 
 
 COMMANDS: tuple[click.Command, ...] = (estimate, plan, check_model)
+
+
+def _figure_line(label: str, fig: ErrorFigures) -> str:
+    return (
+        f"  {label:10s} {fig.points:4d} points  median {fig.median_abs_error_pct:5.1f}%  "
+        f"p90 {fig.p90_abs_error_pct:5.1f}%  optimistic {fig.optimistic_share:4.0%}  "
+        f"median signed {fig.median_signed_error_pct:+5.1f}%"
+    )
+
+
+def _print_error_figures(report: CheckReport, calibration: Calibration) -> None:
+    """In-sample error and signed bias (overall, per stack), then the calibration's held-out
+    and test-set figures: the constants saw the in-sample points, not the others."""
+    out.print(
+        "\nin sample (these points, current constants; signed: predicted over measured "
+        "speed - 1, positive = optimistic):",
+        highlight=False,
+    )
+    out.print(_figure_line("all", report.figures), highlight=False)
+    for stack, fig in figures_by_stack(report.results).items():
+        out.print(_figure_line(stack, fig), highlight=False)
+    figures = calibration.figures
+    titles = {
+        "holdout": "held out by source at calibration time (constants refitted without each "
+        "source's points)",
+        "test": "test sources never used for fitting (" + ", ".join(calibration.test_sources) + ")",
+    }
+    for key, title in titles.items():
+        if key not in figures:
+            continue
+        out.print(f"{title}:", highlight=False, markup=False)
+        out.print(_figure_line("all", figures[key]), highlight=False)
+        for stack in ("megatron", "pytorch", "deepspeed"):
+            if f"{key}.{stack}" in figures:
+                out.print(_figure_line(stack, figures[f"{key}.{stack}"]), highlight=False)

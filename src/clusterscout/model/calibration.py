@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clusterscout.domain.models import FabricKind
+from clusterscout.model.inputs import Stack
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,8 @@ class FabricCalibration:
         ramp_latency_s: effective start-up of the bandwidth protocol; sets how fast bus
             bandwidth approaches its plateau as messages grow.
         busbw_cap_gbs: absolute cap on bus bandwidth per node (socket-based TCP), or None.
-        overlap: fraction of data-parallel traffic that hides behind compute on this fabric.
+        overlap: how much of a stack's overlap window this fabric keeps (1 on RDMA fabrics;
+            below 1 where the CPU moves the data, TCP-class fabrics).
         sources: measurement ids and URLs the values come from.
     """
 
@@ -45,7 +47,6 @@ class IntraNodeCalibration:
         pcie_busbw_gbs: bus bandwidth when a GPU has no published scale-up link.
         latency_s: small-message collective time inside a node.
         ramp_latency_s: effective start-up of the bandwidth protocol inside a node.
-        overlap: fraction of data-parallel traffic inside one node hidden behind compute.
         sources: measurement ids and URLs.
     """
 
@@ -55,20 +56,67 @@ class IntraNodeCalibration:
     pcie_busbw_gbs: float
     latency_s: float
     ramp_latency_s: float
-    overlap: float
     sources: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class UtilisationCurve:
-    """Achievable dense-GEMM utilisation of one GPU model as a function of hidden size.
+    """Best achievable fraction of dense BF16 peak of one GPU model, per software stack.
 
-    ``u(h) = u_max * h / (h + hidden_half)``; see ``clusterscout.model.compute.utilisation``.
+    The GEMM-size penalty of ``clusterscout.model.compute.utilisation`` scales it down.
+
+    Attributes:
+        megatron: ``u_max`` with Megatron-LM / NeMo kernels.
+        pytorch: ``u_max`` with PyTorch-native FSDP stacks.
+        deepspeed: ``u_max`` with DeepSpeed engines.
+        sources: measurement ids and URLs.
     """
 
-    u_max: float
-    hidden_half: float
+    megatron: float
+    pytorch: float
+    deepspeed: float
     sources: str = ""
+
+    def u_max(self, stack: Stack) -> float:
+        """``u_max`` of ``stack`` on this GPU."""
+        return float(getattr(self, stack.value))
+
+
+@dataclass(frozen=True, slots=True)
+class StackCalibration:
+    """Constants of one training software stack.
+
+    Attributes:
+        dp_overlap: share of its overlap window the stack fills with data-parallel / FSDP
+            traffic (bucketing, prefetch, stream priorities).
+        overlap_slowdown: seconds of compute lost per second of communication hidden behind it
+            (collective kernels take SMs and memory bandwidth from the GEMMs).
+        sources: measurement ids and URLs.
+    """
+
+    dp_overlap: float
+    overlap_slowdown: float
+    sources: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorFigures:
+    """Error of the model over a set of measurement points.
+
+    Attributes:
+        points: how many points.
+        median_abs_error_pct: median of ``|predicted/measured - 1|``, in %.
+        p90_abs_error_pct: its 90th percentile.
+        optimistic_share: share of points where the predicted speed exceeds the measured one.
+        median_signed_error_pct: median of predicted over measured speed minus 1, in %
+            (positive: the model is optimistic).
+    """
+
+    points: int
+    median_abs_error_pct: float
+    p90_abs_error_pct: float
+    optimistic_share: float
+    median_signed_error_pct: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +129,14 @@ class TrainingCalibration:
         cp_overlap: fraction of context-parallel (ring attention) traffic hidden behind compute.
         dp_bucket_bytes: message size of one data-parallel gradient bucket.
         usable_memory_fraction: share of GPU memory a job can use (allocator, CUDA context).
+        gemm_width_half: per-GPU GEMM width (``hidden / tp``) at which narrow GEMMs take
+            twice the ideal time (``u`` halves when this term alone is 1).
+        gemm_tokens_half: the same for the tokens of one micro-batch (``b * s / cp``).
+        hidden_half: model width at which the work outside the GEMMs (norms, activations,
+            softmax, optimizer), which grows like ``h`` against the GEMMs' ``h^2``, doubles
+            the time.
+        straggler_sigma: relative spread of one node's step time; the slowest of ``N`` nodes
+            adds ``sigma * ln N`` of the compute time to every synchronous step.
         sources: measurement ids and URLs.
     """
 
@@ -89,6 +145,10 @@ class TrainingCalibration:
     cp_overlap: float
     dp_bucket_bytes: float
     usable_memory_fraction: float
+    gemm_width_half: float = 0.0
+    gemm_tokens_half: float = 0.0
+    hidden_half: float = 0.0
+    straggler_sigma: float = 0.0
     sources: str = ""
 
 
@@ -103,11 +163,15 @@ class Calibration:
         ll_bandwidth_fraction: bandwidth of the low-latency protocol relative to the plateau.
         no_gpudirect_factor: bandwidth factor when a fabric lacks GPUDirect RDMA.
         training: step model constants.
+        stacks: per software stack.
         median_abs_error_pct: median error of check-model at calibration time (in-sample).
         p90_abs_error_pct: 90th-percentile error of check-model (in-sample).
         holdout_median_abs_error_pct: median error on points held out of the fit (K-fold by
             source), when the calibration script measured it.
         holdout_p90_abs_error_pct: 90th-percentile error on held-out points.
+        figures: error figures measured at calibration time, keyed ``holdout``,
+            ``holdout.<stack>``, ``test`` (sources never used for fitting), ``test.<stack>``.
+        test_sources: the source groups kept out of every fit as a final test.
     """
 
     fabrics: Mapping[FabricKind, FabricCalibration]
@@ -115,6 +179,7 @@ class Calibration:
     utilisation: Mapping[str, UtilisationCurve]
     default_utilisation: UtilisationCurve
     training: TrainingCalibration
+    stacks: Mapping[Stack, StackCalibration]
     ll_bandwidth_fraction: float
     no_gpudirect_factor: float
     median_abs_error_pct: float
@@ -122,6 +187,8 @@ class Calibration:
     sources: Mapping[str, str] = field(default_factory=dict)
     holdout_median_abs_error_pct: float | None = None
     holdout_p90_abs_error_pct: float | None = None
+    figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
+    test_sources: tuple[str, ...] = ()
 
     @property
     def error_band_pct(self) -> float:
@@ -137,3 +204,7 @@ class Calibration:
     def curve_for(self, gpu_name: str) -> UtilisationCurve:
         """Utilisation curve of ``gpu_name``, or the default curve when it was not fitted."""
         return self.utilisation.get(gpu_name, self.default_utilisation)
+
+    def stack(self, stack: Stack) -> StackCalibration:
+        """Constants of ``stack`` (every stack is in a loaded calibration)."""
+        return self.stacks[stack]

@@ -1,108 +1,122 @@
 """Check the model against published measurements (``data/measurements.json``).
 
-Every point that states enough is turned into a scenario, predicted, and compared in the
-point's own metric. Points that cannot be expressed are listed with the reason. The rules
-that read a point, and the few facts taken from the cited source rather than the point
-(``INTERPRETATIONS``, ``KNOWN_SHAPES``), are written out here so a reviewer can audit them.
+Every structured point that states enough is turned into a scenario, predicted, and compared
+in the point's own metric and unit. Points that cannot be expressed are listed with the reason.
+The few rules that read more into a point than its fields say (``INTERPRETATIONS``,
+``GPU_VARIANTS``) are written out here so a reviewer can audit them.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.gpus import GpuIndex
-from clusterscout.domain.models import FabricKind, GpuSpec
-from clusterscout.model.calibration import Calibration
+from clusterscout.domain.models import GpuSpec
+from clusterscout.model.calibration import Calibration, ErrorFigures
+from clusterscout.model.compute import hardware_flops_per_token, model_flops_per_token
 from clusterscout.model.estimate import estimate
-from clusterscout.model.presets import PRESETS
+from clusterscout.model.inputs import TrainingWorkload
 from clusterscout.model.scenario import Scenario, parse_scenario
 
 LARGE_MESSAGE_BYTES = 8 * 2**30
-"""Message size used for 'large message' bus bandwidth when a point gives none (nccl-tests
+"""Message size used for a 'large message' bus bandwidth when a point gives none (nccl-tests
 sweeps usually end at 8-16 GiB, where busbw has reached its plateau)."""
 
+GPU_VARIANTS: Mapping[str, tuple[str, str]] = {
+    "H100-SXM-96GB-HBM2e-500W": (
+        "H100-SXM-80GB",
+        "Meta's H100 SXM with 96 GB HBM2e at a 500 W limit: same SM count and peak; the lower "
+        "power limit is not modelled, so these points read slower than a 700 W H100",
+    ),
+    "H100-SXM-95GB-HBM2e-lowTDP": (
+        "H100-SXM-80GB",
+        "as H100-SXM-96GB-HBM2e-500W (same hosts; the page names it differently)",
+    ),
+}
+"""GPU names of points that are variants of a catalog GPU, and why they are expressed as it."""
+
 INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
-    "nccl-ref-dgxa100-multinode": {"nodes": 4, "why": "notes: GTC25 slide says 32 GPUs"},
-    "nccl-ref-1node-h100": {"algorithm": "ring", "why": "slide lists NVLS (480) separately"},
-    "nccl-ref-1node-b200": {"algorithm": "ring", "why": "slide lists NVLS (850) separately"},
-    "nccl-ndr-per-nic-expectation": {
-        "gpus_per_node": 1,
-        "why": "a per-NIC figure: one GPU with its own 400G NIC per node (one rail)",
+    "github.com/pytorch/torchtitan": {
+        "fabric": "infiniband",
+        "why": "400 Gb/s RDMA per GPU stated, RoCE or InfiniBand not: expressed as InfiniBand "
+        "(the two kinds share latencies in the model and differ only in fitted bus efficiency)",
+    },
+    "github.com/bigscience-workshop/bigscience": {
+        "fabric": "infiniband",
+        "why": "Omni-Path (4 x 100 Gbit/s per node) is not a catalog fabric; expressed as the "
+        "InfiniBand kind, the RDMA fabric it descends from",
+    },
+    "huggingface.co/bigscience": {
+        "fabric": "infiniband",
+        "why": "as github.com/bigscience-workshop/bigscience (the same Jean Zay Omni-Path nodes)",
+    },
+    "mbridge2511-llama31-405b-fp8cs-b200-128": {
+        "fabric": "infiniband",
+        "why": "DGX B200 with 8 x 400 Gb/s ConnectX-7 stated, fabric kind not: NVIDIA's DGX "
+        "B200 SuperPOD reference design uses InfiniBand",
+    },
+    "arxiv.org/abs/2407.21783": {
+        "stack": "megatron",
+        "sharding": "zero2",
+        "why": "Meta's in-house trainer is a tuned TP/CP/PP stack: expressed with the "
+        "Megatron-class constants; its FSDP keeps the weights gathered between forward and "
+        "backward (no reshard after forward, Llama 3 paper §3.3.2), so the data-parallel "
+        "traffic is ZeRO-2-like, once per step, not per micro-batch",
     },
 }
-"""Facts read from a point's notes or its source, applied before expressing it."""
+"""Facts applied to the points of a source group (or one point id) before expressing them."""
 
-_GPT_VOCAB = 51200
-"""Megatron-LM's padded GPT-2 vocabulary (Narayanan et al. 2021, §5.1)."""
-
-
-def _preset_shape(name: str) -> Mapping[str, Any]:
-    """A preset's shape as scenario ``model`` fields (the presets hold the published shapes)."""
-    shape = PRESETS[name].shape
-    keys = ("params", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn_hidden")
-    return {k: getattr(shape, k) for k in keys}
-
-
-KNOWN_SHAPES: Mapping[str, Mapping[str, Any]] = {
-    "llama 3.1 8b": _preset_shape("8B"),
-    # Llama 3 and 3.1 70B share one architecture; only the context length changed.
-    "llama 3.1 70b": _preset_shape("70B"),
-    "llama 3 70b": _preset_shape("70B"),
-    "llama 3.1 405b": _preset_shape("405B"),
-    "gpt-3 175b": {"layers": 96, "hidden": 12288, "heads": 96},
-    "gpt 175b": {"layers": 96, "hidden": 12288, "heads": 96},
-    "gpt 22b": {"layers": 48, "hidden": 6144, "heads": 64},
-    "gpt 530b": {"layers": 105, "hidden": 20480, "heads": 128},
-    "mt-nlg 530b": {"layers": 105, "hidden": 20480, "heads": 128},
-    "gpt 1t": {"layers": 128, "hidden": 25600, "heads": 160},
-    "mpt-1b": {
-        "params": 1.3e9,
-        "layers": 24,
-        "hidden": 2048,
-        "heads": 16,
-        "vocab": 50368,
-        "tied_embeddings": True,
-    },
-    "mpt-7b": {
-        "params": 6.7e9,
-        "layers": 32,
-        "hidden": 4096,
-        "heads": 32,
-        "vocab": 50368,
-        "tied_embeddings": True,
-    },
-    "mpt-13b": {
-        "params": 13e9,
-        "layers": 40,
-        "hidden": 5120,
-        "heads": 40,
-        "vocab": 50368,
-        "tied_embeddings": True,
-    },
-    "mpt-70b": {
-        "params": 70e9,
-        "layers": 80,
-        "hidden": 8192,
-        "heads": 64,
-        "vocab": 50368,
-        "tied_embeddings": True,
-    },
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0}
+_BANDWIDTH_UNITS = {"GB/s": 1.0, "Gbit/s": 1 / 8}
+_TRAINING_METRICS = {
+    "step_time": "step_time_s",
+    "tokens_per_s_per_gpu": "tokens_per_s_per_gpu",
+    "tokens_per_s": "tokens_per_s_per_gpu",
+    "model_tflops_per_gpu": "model_tflops_per_gpu",
+    "mfu": "mfu",
 }
-"""Published shapes of the models named by points (model cards, the papers' tables)."""
+_COLLECTIVE_METRICS = {"busbw": "busbw_gbs", "algbw": "algbw_gbs", "time": "time_s"}
+_TIME_OUTPUTS = frozenset({"step_time_s", "time_s"})
+_STACKS = ("megatron", "pytorch", "deepspeed")
 
-_RECOMPUTE_FLOPS_SOURCES = ("megatron2021-", "megatron-readme-")
-"""Points whose TFLOP/s count recomputation (Narayanan et al. 2021 use 96*B*s*l*h^2...)."""
+
+def source_group(point: Mapping[str, Any]) -> str:
+    """The publication a point belongs to, for held-out checks and weights.
+
+    The point's own ``source_group`` when set; otherwise from ``source_url``: the repository
+    (``github.com/owner/repo``) or the host and first path segment (``arxiv.org/abs`` keeps
+    the paper id without its version). A point without URL is its own group.
+    """
+    explicit = point.get("source_group")
+    if explicit:
+        return str(explicit)
+    url = urlsplit(str(point.get("source_url") or ""))
+    parts = [p for p in url.path.split("/") if p]
+    if not url.netloc:
+        return str(point.get("id"))
+    if url.netloc == "github.com":
+        return "/".join([url.netloc, *parts[:2]])
+    if url.netloc == "arxiv.org" and len(parts) >= 2:
+        return f"arxiv.org/abs/{parts[1].split('v')[0]}"
+    return "/".join([url.netloc, *parts[:1]])
 
 
 @dataclass(frozen=True, slots=True)
 class PointResult:
-    """One expressed point: predicted vs measured in the point's metric."""
+    """One expressed point: predicted vs measured in the point's metric and unit.
+
+    Attributes:
+        speed_metric: True when a larger value is faster (throughput, bandwidth), False for
+            times; sets the sign of ``signed_error_pct``.
+        stack: the training stack used, None for collectives.
+        group: the source group (``source_group``).
+    """
 
     id: str
     metric: str
@@ -110,11 +124,20 @@ class PointResult:
     measured: float
     predicted: float
     confidence: str
+    speed_metric: bool = True
+    stack: str | None = None
+    group: str = ""
 
     @property
     def abs_error_pct(self) -> float:
         """``|predicted / measured - 1| * 100``."""
         return abs(self.predicted / self.measured - 1.0) * 100.0
+
+    @property
+    def signed_error_pct(self) -> float:
+        """Predicted over measured speed, minus 1, in %: positive means optimistic."""
+        ratio = self.predicted / self.measured
+        return ((ratio if self.speed_metric else 1.0 / ratio) - 1.0) * 100.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +146,41 @@ class Unexpressed:
 
     id: str
     reason: str
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile ``q`` in [0, 100] (numpy's default method)."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    pos = (len(ordered) - 1) * q / 100.0
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def summarise(results: Iterable[PointResult]) -> ErrorFigures:
+    """Median and p90 absolute error, share of optimistic points and median signed error."""
+    rows = list(results)
+    errors = [r.abs_error_pct for r in rows]
+    signed = [r.signed_error_pct for r in rows]
+    return ErrorFigures(
+        points=len(rows),
+        median_abs_error_pct=percentile(errors, 50.0),
+        p90_abs_error_pct=percentile(errors, 90.0),
+        optimistic_share=sum(s > 0 for s in signed) / len(rows) if rows else 0.0,
+        median_signed_error_pct=percentile(signed, 50.0),
+    )
+
+
+def figures_by_stack(results: Iterable[PointResult]) -> dict[str, ErrorFigures]:
+    """``summarise`` per training stack (collective points have none and are left out)."""
+    rows = list(results)
+    return {
+        stack: summarise(r for r in rows if r.stack == stack)
+        for stack in _STACKS
+        if any(r.stack == stack for r in rows)
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +197,14 @@ class CheckReport:
         """Points read."""
         return len(self.results) + len(self.unexpressed)
 
+    @property
+    def figures(self) -> ErrorFigures:
+        """Error figures over all expressed points."""
+        return summarise(self.results)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
+        overall = self.figures
         return {
             "results": [
                 {
@@ -150,6 +214,9 @@ class CheckReport:
                     "measured": r.measured,
                     "predicted": r.predicted,
                     "abs_error_pct": r.abs_error_pct,
+                    "signed_error_pct": r.signed_error_pct,
+                    "stack": r.stack,
+                    "source_group": r.group,
                     "confidence": r.confidence,
                 }
                 for r in self.results
@@ -159,15 +226,23 @@ class CheckReport:
             "total": self.total,
             "median_abs_error_pct": self.median_abs_error_pct,
             "p90_abs_error_pct": self.p90_abs_error_pct,
+            "optimistic_share": overall.optimistic_share,
+            "median_signed_error_pct": overall.median_signed_error_pct,
         }
 
 
 @dataclass(frozen=True, slots=True)
-class _Expressed:
+class Expressed:
+    """A point as a scenario: the output to read and how to bring it to the point's unit.
+
+    ``predicted = output * scale``.
+    """
+
     scenario: Scenario
     gpu: GpuSpec
     output_key: str
     scale: float
+    stack: str | None
 
 
 class UnexpressibleError(Exception):
@@ -178,212 +253,153 @@ class UnexpressibleError(Exception):
         self.reason = reason
 
 
-_SIZE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMG]i?B|B)\b", re.IGNORECASE)
-_SIZE_UNITS = {"b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "kb": 1e3, "mb": 1e6, "gb": 1e9}
-_PARAMS_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([BT])\b")
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile ``q`` in [0, 100] (numpy's default method)."""
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    pos = (len(ordered) - 1) * q / 100.0
-    low = int(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
-
-
-def parse_size_bytes(text: str) -> float | None:
-    """``"16MiB"`` -> 16777216; ``"up to 128MiB"`` -> 134217728; None when no size."""
-    match = _SIZE_RE.search(text)
-    if match is None:
-        return None
-    return float(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
-
-
-def fabric_kind(text: str | None) -> FabricKind | None:
-    """Fabric kind named by a point's free-text ``fabric``; None when not one of ours."""
-    if text is None:
-        return None
-    t = text.lower()
-    rules = (
-        ("tcpxo", FabricKind.TCPXO),
-        ("tcpx", FabricKind.TCPX),
-        ("efa", FabricKind.EFA),
-        ("roce", FabricKind.ROCE),
-        ("infiniband", FabricKind.INFINIBAND),
-        ("tcp", FabricKind.ETHERNET),
-        ("ethernet", FabricKind.ETHERNET),
-    )
-    for word, kind in rules:
-        if word in t:
-            return kind
-    return None
+def interpretation(point: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The audited facts applied to ``point`` (by id, else by source group), or none."""
+    pid = str(point.get("id"))
+    return INTERPRETATIONS.get(pid) or INTERPRETATIONS.get(source_group(point), {})
 
 
 def _gpu(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> GpuSpec:
     name = point.get("gpu")
     if not name:
         raise UnexpressibleError("GPU model not stated")
-    base = re.sub(r"\(.*?\)", "", str(name)).strip()
-    gpu = GpuIndex.of(gpus).spec(base)
+    name = GPU_VARIANTS.get(str(name), (str(name), ""))[0]
+    gpu = GpuIndex.of(gpus).spec(name)
     if gpu is None:
-        raise UnexpressibleError(f"GPU {name!r} is not in the catalog")
+        raise UnexpressibleError(f"GPU {point['gpu']!r} is not in the catalog")
     return gpu
 
 
 def _cluster(point: Mapping[str, Any], interp: Mapping[str, Any]) -> dict[str, Any]:
-    nodes = interp.get("nodes", point.get("nodes"))
+    nodes = point.get("nodes")
     if nodes is None:
         raise UnexpressibleError("node count not stated")
-    fabric_text = str(point.get("fabric") or "")
-    lowered = fabric_text.lower()
-    if "nvl72" in lowered:
+    gpn = point.get("gpus_per_node")
+    if gpn is None:
+        raise UnexpressibleError("GPUs per node not stated")
+    if point.get("nvlink_domain_gpus"):
         raise UnexpressibleError("multi-node NVLink domain (NVL72) is not a scale-out fabric")
-    if nodes > 1 and ("sharp" in lowered or "collnet" in lowered):
-        raise UnexpressibleError("in-network reduction (SHARP) is not modelled")
-    cluster: dict[str, Any] = {
-        "gpus_per_node": interp.get("gpus_per_node", point.get("gpus_per_node") or 8),
-        "nodes": nodes,
-    }
+    cluster: dict[str, Any] = {"gpus_per_node": gpn, "nodes": nodes}
     if nodes > 1:
-        kind = fabric_kind(point.get("fabric"))
-        if kind is None:
-            raise UnexpressibleError(f"fabric not stated or not modelled ({fabric_text!r})")
+        fabric = interp.get("fabric", point.get("fabric"))
+        if fabric is None:
+            raise UnexpressibleError("fabric not stated or not a modelled kind")
         if point.get("per_node_gbps") is None:
             raise UnexpressibleError("per-node bandwidth not stated")
-        cluster["fabric"] = kind.value
+        cluster["fabric"] = fabric
         cluster["per_node_gbps"] = point["per_node_gbps"]
     return cluster
 
 
-def _collective(point: Mapping[str, Any], interp: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    work = point["workload"]
-    size: float | None = None
-    raw = work.get("message_bytes", work.get("message"))
-    if isinstance(raw, int | float):
-        size = float(raw)
-    elif isinstance(raw, str):
-        size = parse_size_bytes(raw)
-    if size is None:
-        size = LARGE_MESSAGE_BYTES
-    fabric_text = str(point.get("fabric") or "").lower()
-    algo = str(work.get("algo", "")).lower()
-    algorithm = interp.get("algorithm", "auto")
-    if algo == "ring" or "nvls disabled" in fabric_text:
-        algorithm = "ring"
-    metric = str(point["metric"]).lower()
-    if metric.startswith("time"):
-        key = "time_s"
-    elif metric.startswith(("busbw", "bandwidth")):
-        key = "busbw_gbs"
+def _unit_factor(table: Mapping[str, float], unit: str, metric: str) -> float:
+    if unit not in table:
+        raise UnexpressibleError(f"unit {unit!r} of {metric} is not converted")
+    return table[unit]
+
+
+def _collective(
+    point: Mapping[str, Any], work: Mapping[str, Any]
+) -> tuple[dict[str, Any], str, float]:
+    if work.get("in_network_reduction"):
+        raise UnexpressibleError("in-network reduction (SHARP) is not modelled")
+    metric = str(point.get("metric"))
+    if metric not in _COLLECTIVE_METRICS:
+        raise UnexpressibleError(f"metric {metric!r} is not an nccl-tests output")
+    key = _COLLECTIVE_METRICS[metric]
+    unit = str(point.get("unit"))
+    if key == "time_s":
+        scale = 1.0 / _unit_factor(_TIME_UNITS, unit, metric)
     else:
-        raise UnexpressibleError(f"metric {point['metric']!r} is not an nccl-tests output")
+        scale = 1.0 / _unit_factor(_BANDWIDTH_UNITS, unit, metric)
+    size = work.get("message_bytes")
     workload = {
         "kind": "collective",
-        "op": work.get("op", "all_reduce"),
-        "message_bytes": size,
-        "algorithm": algorithm,
+        "op": work.get("op") or "all_reduce",
+        "message_bytes": size if size is not None else LARGE_MESSAGE_BYTES,
+        "algorithm": work.get("algorithm") or "auto",
     }
-    return workload, key
+    return workload, key, scale
 
 
-def _params_from_name(name: str) -> float | None:
-    match = _PARAMS_RE.search(name)
-    if match is None:
-        return None
-    return float(match.group(1)) * (1e12 if match.group(2) == "T" else 1e9)
+def _reject_moe(work: Mapping[str, Any]) -> None:
+    raw = work.get("model") or {}
+    par = work.get("parallelism") or {}
+    if raw.get("experts") or raw.get("active_params") or (par.get("ep") or 1) > 1:
+        raise UnexpressibleError("mixture-of-experts training (issue 11) is not modelled yet")
 
 
 def _model(work: Mapping[str, Any]) -> dict[str, Any]:
-    name = str(work.get("model", ""))
-    known = dict(KNOWN_SHAPES.get(name.lower(), {}))
-    for key in ("layers", "hidden", "heads", "vocab"):
-        if key in work:
-            known[key] = work[key]
-    if name.upper().startswith(("GPT", "MT-NLG")):
-        known.setdefault("vocab", _GPT_VOCAB)
-        known.setdefault("tied_embeddings", True)
-    if "params" not in known and "layers" in known and "hidden" in known:
+    raw = work.get("model") or {}
+    keys = ("params", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn_hidden")
+    model = {k: raw[k] for k in keys if raw.get(k) is not None}
+    if raw.get("tied_embeddings") is not None:
+        model["tied_embeddings"] = raw["tied_embeddings"]
+    if "params" not in model and {"layers", "hidden", "vocab"} <= set(model):
         # Narayanan et al. 2021 eq. (2): P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)).
-        depth, h, v = known["layers"], known["hidden"], known["vocab"]
-        s = work.get("seq_len", 2048)
-        known["params"] = 12 * depth * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * depth * h))
-    if "params" not in known:
-        params = _params_from_name(name)
-        if params is None:
-            raise UnexpressibleError("model size not stated")
-        known["params"] = params
-    return known
+        depth, h, v = model["layers"], model["hidden"], model["vocab"]
+        s = work.get("seq_len") or 2048
+        model["params"] = 12 * depth * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * depth * h))
+    if "params" not in model:
+        raise UnexpressibleError("model size not stated")
+    return model
 
 
-def _parallelism(point: Mapping[str, Any]) -> dict[str, Any]:
-    work = point["workload"]
-    text = str(work.get("parallelism", "")).lower()
-    par: dict[str, Any] = {}
-    if "fsdp" in text or "zero-3" in text:
-        par["sharding"] = "fsdp"
-    elif "model_parallel" in work:
-        mp = int(work["model_parallel"])
-        gpn = int(point.get("gpus_per_node") or 8)
-        # Megatron keeps TP inside the node and pipelines the rest (Narayanan et al., Table 1).
-        par["tp"], par["pp"] = min(mp, gpn), max(1, mp // gpn)
-    elif not any(k in work for k in ("tp", "pp")):
+def _stack(work: Mapping[str, Any], interp: Mapping[str, Any]) -> str:
+    stack = str(interp.get("stack", work.get("stack") or "megatron"))
+    if stack not in _STACKS:
+        raise UnexpressibleError(f"stack {stack!r} has no fitted constants")
+    return stack
+
+
+def _training(
+    point: Mapping[str, Any], work: Mapping[str, Any], interp: Mapping[str, Any]
+) -> tuple[dict[str, Any], str, str]:
+    for field in ("seq_len", "global_batch"):
+        if work.get(field) is None:
+            raise UnexpressibleError(f"{field.replace('_', ' ')} not stated")
+    par = work.get("parallelism")
+    if not par:
         raise UnexpressibleError("parallel layout not stated")
-    for key in ("tp", "pp", "cp", "vp", "dp"):
-        if key in work:
-            par[key] = work[key]
-    return par
-
-
-def _recompute(point: Mapping[str, Any]) -> str:
-    work = point["workload"]
-    text = str(work.get("recompute", "")).lower()
-    if "selective" in text:
-        return "selective"
-    if text == "yes" or work.get("activation_ckpt") is True:
-        return "full"
-    if str(point["id"]).startswith((*_RECOMPUTE_FLOPS_SOURCES, "mtnlg-")):
-        return "full"  # Narayanan et al. 2021 and MT-NLG train with full recomputation
-    return "none"
-
-
-def _training(point: Mapping[str, Any]) -> tuple[dict[str, Any], str, float]:
-    work = point["workload"]
-    if "seq_len" not in work:
-        raise UnexpressibleError("sequence length not stated")
-    if "global_batch" not in work:
-        raise UnexpressibleError("global batch not stated")
-    workload: dict[str, Any] = {
+    precision = work.get("precision") or "bf16"
+    if precision not in ("bf16", "fp16", "fp8"):
+        raise UnexpressibleError(f"precision {precision!r} is not modelled")
+    layout = {k: par[k] for k in ("tp", "pp", "cp", "vp", "dp") if par.get(k) is not None}
+    layout["sharding"] = interp.get("sharding", par.get("sharding") or "none")
+    stack = _stack(work, interp)
+    workload = {
         "kind": "training",
         "model": _model(work),
         "seq_len": work["seq_len"],
         "global_batch": work["global_batch"],
-        "micro_batch": work.get("mbs", 1),
-        "precision": "fp8" if "fp8" in str(work.get("precision", "")).lower() else "bf16",
-        "parallelism": _parallelism(point),
-        "recompute": _recompute(point),
+        "micro_batch": work.get("micro_batch") or 1,
+        "precision": precision,
+        "parallelism": layout,
+        "recompute": work.get("recompute") or "none",
+        "stack": stack,
     }
-    metric = str(point["metric"]).lower()
-    scale = 1.0
-    if metric.startswith(("step time", "iteration time")):
-        key = "step_time_s"
-    elif metric.startswith("tokens/s per gpu"):
-        key = "tokens_per_s_per_gpu"
-    elif metric.startswith("tflop/s per gpu"):
-        key = "model_tflops_per_gpu"
-        if (
-            str(point["id"]).startswith(_RECOMPUTE_FLOPS_SOURCES)
-            and workload["recompute"] == "full"
-        ):
-            scale = 4.0 / 3.0  # the source counts the recomputed forward pass
-    else:
-        raise UnexpressibleError(f"metric {point['metric']!r} has no absolute model output")
-    return workload, key, scale
+    metric = str(point.get("metric"))
+    if metric not in _TRAINING_METRICS:
+        raise UnexpressibleError(f"metric {metric!r} has no absolute model output")
+    return workload, _TRAINING_METRICS[metric], stack
 
 
-def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> _Expressed:
+def _training_scale(point: Mapping[str, Any], scenario: Scenario, work: TrainingWorkload) -> float:
+    """Factor from the model's output to the point's metric and unit."""
+    metric, unit = str(point["metric"]), str(point.get("unit"))
+    if metric == "step_time":
+        return 1.0 / _unit_factor(_TIME_UNITS, unit, metric)
+    if metric == "tokens_per_s":
+        return float(scenario.cluster.gpus)
+    if metric == "mfu":
+        return 100.0 if unit == "%" else 1.0
+    if metric == "model_tflops_per_gpu" and point.get("flops_include_recompute"):
+        # the source counts the recomputed forward pass: compare hardware FLOPs
+        hw = hardware_flops_per_token(work.model, work.seq_len, work.recompute)
+        return hw / model_flops_per_token(work.model, work.seq_len)
+    return 1.0
+
+
+def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> Expressed:
     """Turn one measurement point into a scenario and the output to compare.
 
     Raises:
@@ -398,22 +414,46 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> _Expressed:
         raise UnexpressibleError(f"value {value!r} is a range or bound")
     if not math.isfinite(value) or value <= 0:
         raise UnexpressibleError(f"value {value!r} is not a positive measurement")
-    interp = INTERPRETATIONS.get(str(point["id"]), {})
+    if kind == "training":
+        _reject_moe(work)
+    interp = interpretation(point)
     gpu = _gpu(point, gpus)
     cluster = _cluster(point, interp)
     cluster["gpu"] = gpu.name
-    scale = 1.0
+    stack: str | None = None
     if kind == "collective":
-        workload, key = _collective(point, interp)
-        if str(point.get("unit")) == "us":
-            scale = 1e6
+        workload, key, scale = _collective(point, work)
     else:
-        workload, key, scale = _training(point)
+        workload, key, stack = _training(point, work, interp)
+        scale = 1.0
     try:
         scenario = parse_scenario({"cluster": cluster, "workload": workload})
     except InputError as exc:
         raise UnexpressibleError(f"inconsistent point: {exc}") from exc
-    return _Expressed(scenario=scenario, gpu=gpu, output_key=key, scale=scale)
+    if isinstance(scenario.workload, TrainingWorkload):
+        scale = _training_scale(point, scenario, scenario.workload)
+    return Expressed(scenario=scenario, gpu=gpu, output_key=key, scale=scale, stack=stack)
+
+
+def predict(expressed: Expressed, calibration: Calibration) -> float:
+    """The model's value for an expressed point, in the point's metric and unit."""
+    result = estimate(expressed.scenario, expressed.gpu, calibration).result
+    return float(getattr(result, expressed.output_key)) * expressed.scale
+
+
+def result_for(point: Mapping[str, Any], expressed: Expressed, predicted: float) -> PointResult:
+    """The comparison row of one expressed point."""
+    return PointResult(
+        id=str(point["id"]),
+        metric=str(point["metric"]),
+        unit=str(point.get("unit")),
+        measured=float(point["value"]),
+        predicted=predicted,
+        confidence=str(point.get("confidence")),
+        speed_metric=expressed.output_key not in _TIME_OUTPUTS,
+        stack=expressed.stack,
+        group=source_group(point),
+    )
 
 
 def check(
@@ -441,7 +481,7 @@ def check(
         pid = str(point.get("id"))
         try:
             expressed = express(point, gpus)
-            prediction = estimate(expressed.scenario, expressed.gpu, calibration).result
+            predicted = predict(expressed, calibration)
         except UnexpressibleError as exc:
             unexpressed.append(Unexpressed(pid, exc.reason))
             continue
@@ -453,17 +493,7 @@ def check(
             # point, like any other point the model cannot express.
             unexpressed.append(Unexpressed(pid, f"malformed point: {type(exc).__name__}: {exc}"))
             continue
-        predicted = float(getattr(prediction, expressed.output_key)) * expressed.scale
-        results.append(
-            PointResult(
-                id=pid,
-                metric=str(point["metric"]),
-                unit=str(point.get("unit")),
-                measured=float(point["value"]),
-                predicted=predicted,
-                confidence=str(point.get("confidence")),
-            )
-        )
+        results.append(result_for(point, expressed, predicted))
     errors = [r.abs_error_pct for r in results]
     return CheckReport(
         results=tuple(results),

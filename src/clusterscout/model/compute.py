@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from clusterscout.domain.models import GpuSpec
-from clusterscout.model.calibration import Calibration, UtilisationCurve
-from clusterscout.model.inputs import ModelShape, Precision, Recompute
+from clusterscout.model.calibration import Calibration
+from clusterscout.model.inputs import ModelShape, Precision, Recompute, Stack
 
 
 def matmul_params(model: ModelShape) -> float:
@@ -47,14 +49,65 @@ def hardware_flops_per_token(model: ModelShape, seq_len: int, recompute: Recompu
     return flops
 
 
-def utilisation(curve: UtilisationCurve, hidden: int) -> float:
-    """Achievable fraction of dense BF16 peak for GEMMs of width ``hidden``.
+def attention_flops_per_token(model: ModelShape, seq_len: int, recompute: Recompute) -> float:
+    """The part of ``hardware_flops_per_token`` in the attention score and value products.
 
-    Formula: ``u(h) = u_max * h / (h + h_half)``: larger GEMMs use the tensor cores better
-    (Megatron-LM 2021 weak scaling rises from 44% to 52% of peak as h grows). ``u_max`` and
-    ``h_half`` are fitted per GPU model by scripts/calibrate.py.
+    Formula: ``12 * l * h * s``, times 4/3 with full recomputation, plus ``4 * l * h * s``
+    with selective recomputation (which repeats exactly these products).
     """
-    return curve.u_max * hidden / (hidden + curve.hidden_half)
+    attention = 12.0 * model.layers * model.hidden * seq_len
+    if recompute is Recompute.FULL:
+        return attention * 4.0 / 3.0
+    if recompute is Recompute.SELECTIVE:
+        return attention + 4.0 * model.layers * model.hidden * seq_len
+    return attention
+
+
+@dataclass(frozen=True, slots=True)
+class GemmShape:
+    """What sets the efficiency of one GPU's matrix multiplies in a training step.
+
+    Attributes:
+        width: per-GPU GEMM width, ``hidden / tp``.
+        tokens: tokens of one micro-batch on one GPU, ``micro_batch * seq_len / cp``.
+        hidden: the model width (the non-GEMM work per token grows like it).
+        linear_share: share of the step's FLOPs in the weight GEMMs (the rest is attention,
+            which FP8 does not speed up).
+    """
+
+    width: float
+    tokens: float
+    hidden: float
+    linear_share: float = 1.0
+
+
+def gemm_penalty(shape: GemmShape, calibration: Calibration) -> float:
+    """Extra time of small GEMMs and non-GEMM work, relative to ideal large GEMMs.
+
+    Formula: ``w_half / w + T_half / T + h_half / h``. Each term is the time a narrow
+    dimension adds (tile quantisation and memory-bound prologues of thin GEMMs, launch gaps of
+    short micro-batches, norms/activations/softmax that grow like ``h`` while GEMMs grow like
+    ``h^2``); as costs in time they add.
+    """
+    train = calibration.training
+    return (
+        train.gemm_width_half / shape.width
+        + train.gemm_tokens_half / shape.tokens
+        + train.hidden_half / shape.hidden
+    )
+
+
+def utilisation(calibration: Calibration, gpu_name: str, stack: Stack, shape: GemmShape) -> float:
+    """Achievable fraction of dense BF16 peak for the BF16 GEMMs one GPU runs.
+
+    Formula: ``u = u_max(gpu, stack) / (1 + penalty)`` (``gemm_penalty``). ``u_max`` is fitted
+    per GPU family and stack: the same GPU reaches different fractions of peak under
+    Megatron, PyTorch FSDP and DeepSpeed kernels.
+    Source: Megatron-LM 2021 weak scaling (44% -> 52% of peak as GEMMs grow); llm-foundry,
+    NVIDIA DGXC and NeMo tables; scripts/calibrate.py.
+    """
+    u_max = calibration.curve_for(gpu_name).u_max(stack)
+    return u_max / (1.0 + gemm_penalty(shape, calibration))
 
 
 def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
@@ -63,6 +116,7 @@ def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
     Raises:
         ValueError: when the catalog has no such figure for the GPU.
     """
+    # FP16 runs at the BF16 tensor-core rate on every GPU in the catalog.
     value = gpu.fp8_dense_tflops if precision is Precision.FP8 else gpu.bf16_dense_tflops
     if value is None:
         msg = f"{gpu.name} has no published dense {precision.value} TFLOP/s"
@@ -71,17 +125,26 @@ def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
 
 
 def achieved_tflops_per_gpu(
-    gpu: GpuSpec, precision: Precision, hidden: int, calibration: Calibration
+    gpu: GpuSpec,
+    precision: Precision,
+    stack: Stack,
+    shape: GemmShape,
+    calibration: Calibration,
 ) -> float:
-    """Sustained TFLOP/s of one GPU on the GEMMs of a model of width ``hidden``.
+    """Sustained TFLOP/s of one GPU on a step's work.
 
-    Formula: ``bf16_peak * u(h)``, times the calibrated FP8 speed-up for FP8 (only the GEMMs
-    speed up, so the gain is well below the 2x peak ratio).
-    Source: DGXC Llama 3.1 70B BF16 vs FP8 step times (dgxc-llama31-70b-*).
+    Formula: ``bf16_peak * u_max / (a/g + (1 - a) + penalty)`` with ``a`` the linear share of
+    the FLOPs and ``g`` the calibrated FP8 GEMM speed-up (1 in BF16/FP16): FP8 only shortens
+    the math-bound part of the weight GEMMs; attention and the penalty's memory-bound work
+    run as in BF16, so large GEMMs gain more than small ones. In BF16 this is ``peak * u``.
+    Source: DGXC and NeMo BF16 vs FP8 step times (dgxc-*-fp8-*, nemo2407-*).
     """
     bf16 = peak_tflops(gpu, Precision.BF16)
+    gain = 1.0
     if precision is Precision.FP8:
         peak_tflops(gpu, Precision.FP8)  # the GPU must support FP8
-    u = utilisation(calibration.curve_for(gpu.name), hidden)
-    speedup = calibration.training.fp8_speedup if precision is Precision.FP8 else 1.0
-    return bf16 * u * speedup
+        gain = calibration.training.fp8_speedup
+    u_max = calibration.curve_for(gpu.name).u_max(stack)
+    share = shape.linear_share
+    time_units = share / gain + (1.0 - share) + gemm_penalty(shape, calibration)
+    return bf16 * u_max / time_units

@@ -41,10 +41,28 @@ class Recompute(StrEnum):
 
 
 class Precision(StrEnum):
-    """Number format of the GEMMs."""
+    """Number format of the GEMMs (``fp16`` runs at the BF16 tensor-core rate)."""
 
     BF16 = "bf16"
+    FP16 = "fp16"
     FP8 = "fp8"
+
+
+class Stack(StrEnum):
+    """Training software stack; each has its own fitted utilisation and overlap.
+
+    ``megatron``: Megatron-LM / NeMo / Megatron-Bridge (tuned kernels and overlap; the
+    default). ``pytorch``: PyTorch-native FSDP/FSDP2 stacks (torchtitan, llm-foundry, nanotron,
+    HF accelerate). ``deepspeed``: DeepSpeed engines (ZeRO, Megatron-DeepSpeed pipelines).
+    """
+
+    MEGATRON = "megatron"
+    PYTORCH = "pytorch"
+    DEEPSPEED = "deepspeed"
+
+
+DEFAULT_STACK = Stack.MEGATRON
+"""Stack assumed when a scenario or plan names none (the stack the curves are anchored on)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +139,7 @@ class TrainingWorkload:
     precision: Precision
     parallelism: Parallelism
     recompute: Recompute
+    stack: Stack = DEFAULT_STACK
 
     @property
     def microbatches(self) -> int:

@@ -12,6 +12,7 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.defaults import complete_shape
 from clusterscout.model.inputs import (
+    DEFAULT_STACK,
     Algorithm,
     BatchWorkload,
     CollectiveOp,
@@ -22,6 +23,7 @@ from clusterscout.model.inputs import (
     Precision,
     Recompute,
     Sharding,
+    Stack,
     TrainingWorkload,
 )
 
@@ -324,6 +326,7 @@ _TRAINING_KEYS = (
     "precision",
     "parallelism",
     "recompute",
+    "stack",
 )
 
 
@@ -331,8 +334,8 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
     """Validate a ``training`` workload.
 
     Defaults: ``micro_batch`` 1, ``precision`` bf16, every parallel degree 1 (dp derived),
-    ``sharding`` none, ``recompute`` none. ``global_batch`` must be a multiple of
-    ``dp * micro_batch`` and ``seq_len`` a multiple of ``cp``.
+    ``sharding`` none, ``recompute`` none, ``stack`` megatron. ``global_batch`` must be a
+    multiple of ``dp * micro_batch`` and ``seq_len`` a multiple of ``cp``.
     """
     prefix = "workload"
     _no_unknown(obj, _TRAINING_KEYS, prefix)
@@ -356,6 +359,7 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
         precision=_enum(obj, "precision", prefix, Precision, Precision.BF16),
         parallelism=par,
         recompute=_enum(obj, "recompute", prefix, Recompute, Recompute.NONE),
+        stack=_enum(obj, "stack", prefix, Stack, DEFAULT_STACK),
     )
 
 

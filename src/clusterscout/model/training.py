@@ -9,7 +9,9 @@ from dataclasses import dataclass, replace
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.collectives import group_time_s, p2p_time_s
 from clusterscout.model.compute import (
+    GemmShape,
     achieved_tflops_per_gpu,
+    attention_flops_per_token,
     hardware_flops_per_token,
     model_flops_per_token,
     peak_tflops,
@@ -46,29 +48,46 @@ class StepBreakdown:
     cp_comm_s: float
     pp_comm_s: float
     dp_comm_exposed_s: float
+    overlap_slowdown_s: float = 0.0
+    straggler_s: float = 0.0
+    stage_imbalance_s: float = 0.0
 
     @property
     def total_s(self) -> float:
         """Step time: the sum of all parts."""
         return (
             self.compute_s
+            + self.stage_imbalance_s
             + self.bubble_s
             + self.tp_comm_s
             + self.cp_comm_s
             + self.pp_comm_s
             + self.dp_comm_exposed_s
+            + self.overlap_slowdown_s
+            + self.straggler_s
         )
 
     def as_dict(self) -> Mapping[str, float]:
         """Parts keyed as in DESIGN.md (``compute``, ``bubble``, ``tp_comm``, ...)."""
         return {
             "compute": self.compute_s,
+            "stage_imbalance": self.stage_imbalance_s,
             "bubble": self.bubble_s,
             "tp_comm": self.tp_comm_s,
             "cp_comm": self.cp_comm_s,
             "pp_comm": self.pp_comm_s,
             "dp_comm_exposed": self.dp_comm_exposed_s,
+            "overlap_slowdown": self.overlap_slowdown_s,
+            "straggler": self.straggler_s,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class CommTime:
+    """One kind of communication in one step: seconds exposed and seconds hidden by compute."""
+
+    exposed_s: float
+    hidden_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,14 +121,42 @@ def compute_time_s(
     """GPU compute time of one step, without bubbles or communication.
 
     Formula: ``t = F_hw * B * s / (n * achieved_tflops)`` with ``F_hw`` the hardware FLOPs per
-    token (recomputation included) and ``achieved_tflops = peak * u(h)``.
+    token (recomputation included) and ``achieved_tflops = peak * u``, ``u`` taken at the
+    per-GPU GEMM width ``h/tp`` and the micro-batch's ``b*s/cp`` tokens.
     Source: perf-model-notes §3.2; Narayanan et al. 2021.
     """
-    flops = hardware_flops_per_token(workload.model, workload.seq_len, workload.recompute)
+    model, seq = workload.model, workload.seq_len
+    flops = hardware_flops_per_token(model, seq, workload.recompute)
+    attention = attention_flops_per_token(model, seq, workload.recompute)
+    par = workload.parallelism
+    shape = GemmShape(
+        width=model.hidden / par.tp,
+        tokens=workload.micro_batch * seq / par.cp,
+        hidden=model.hidden,
+        linear_share=1.0 - attention / flops,
+    )
     achieved = achieved_tflops_per_gpu(
-        cluster.gpu, workload.precision, workload.model.hidden, calibration
+        cluster.gpu, workload.precision, workload.stack, shape, calibration
     )
     return flops * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
+
+
+def stage_imbalance_s(workload: TrainingWorkload, compute_s: float) -> float:
+    """Extra time of the busiest pipeline stage: the one that also holds the output layer.
+
+    Formula: ``t_compute * (pp - 1) * F_out / F`` with ``F_out = 6 h V`` the output
+    projection's FLOPs per token and ``F`` the model's: the layers are split evenly, the
+    output layer (and the loss over the vocabulary) sits on the last stage, and every stage
+    waits for the slowest. Zero without pipeline parallelism.
+    Source: Megatron-LM's default layer split (``--pipeline-model-parallel-size``; embeddings
+    on the first and last stage); Narayanan et al. 2021 §3.
+    """
+    pp = workload.parallelism.pp
+    if pp == 1:
+        return 0.0
+    model = workload.model
+    output = 6.0 * model.hidden * model.vocab
+    return compute_s * (pp - 1) * output / model_flops_per_token(model, workload.seq_len)
 
 
 def bubble_time_s(compute_s: float, pp: int, vp: int, microbatches: int) -> float:
@@ -121,20 +168,18 @@ def bubble_time_s(compute_s: float, pp: int, vp: int, microbatches: int) -> floa
     return compute_s * (pp - 1) / (vp * microbatches)
 
 
-def tp_comm_time_s(
-    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
-) -> float:
-    """Exposed tensor-parallel communication of one step.
+def tp_comm(workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration) -> CommTime:
+    """Tensor-parallel communication of one step.
 
     Formula: ``(l/pp) * m * k * t_allreduce(b * s/cp * h * 2 B)`` over the TP group, with
     ``k = 4`` all-reduces per layer per micro-batch (2 forward, 2 backward; the same volume as
     sequence parallelism's all-gather + reduce-scatter), ``k = 6`` with full recomputation;
-    times ``1 - tp_overlap``.
+    ``tp_overlap`` of it is hidden behind compute, the rest exposed.
     Source: Narayanan et al. 2021 §3.2; Korthikanti et al. 2023.
     """
     par = workload.parallelism
     if par.tp == 1:
-        return 0.0
+        return CommTime(0.0, 0.0)
     place = place_group(par.tp, 1, cluster.gpus_per_node)
     message = workload.micro_batch * workload.seq_len / par.cp * workload.model.hidden
     per_op = group_time_s(
@@ -147,22 +192,21 @@ def tp_comm_time_s(
     )
     ops = 6 if workload.recompute is Recompute.FULL else 4
     total = workload.model.layers / par.pp * workload.microbatches * ops * per_op
-    return total * (1.0 - calibration.training.tp_overlap)
+    hidden = total * calibration.training.tp_overlap
+    return CommTime(total - hidden, hidden)
 
 
-def cp_comm_time_s(
-    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
-) -> float:
-    """Exposed context-parallel (ring attention) communication of one step.
+def cp_comm(workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration) -> CommTime:
+    """Context-parallel (ring attention) communication of one step.
 
     Formula: per layer per micro-batch one all-gather of K and V forward and an all-gather
     plus a reduce-scatter backward, each of ``2 * b * s * h_kv * 2 B / tp`` bytes over the CP
-    group; times ``1 - cp_overlap`` (ring attention overlaps the exchange with attention).
+    group; ``cp_overlap`` of it is hidden (ring attention overlaps the exchange with attention).
     Source: Megatron-Core context parallelism docs; Liu et al., "Ring Attention", 2023.
     """
     par = workload.parallelism
     if par.cp == 1:
-        return 0.0
+        return CommTime(0.0, 0.0)
     model = workload.model
     place = place_group(par.cp, par.tp, cluster.gpus_per_node)
     kv_dim = model.hidden * model.kv_heads / model.heads
@@ -179,7 +223,8 @@ def cp_comm_time_s(
         calibration,
     )
     total = model.layers / par.pp * workload.microbatches * (2 * gather + scatter)
-    return total * (1.0 - calibration.training.cp_overlap)
+    hidden = total * calibration.training.cp_overlap
+    return CommTime(total - hidden, hidden)
 
 
 def pp_comm_time_s(
@@ -208,66 +253,84 @@ def pp_comm_time_s(
     return 2.0 * par.vp * workload.microbatches * per_send
 
 
-def dp_overlap(cluster: ClusterSpec, nodes_in_group: int, calibration: Calibration) -> float:
-    """Fraction of data-parallel traffic that hides behind compute.
+def dp_overlap(
+    workload: TrainingWorkload, cluster: ClusterSpec, nodes_in_group: int, calibration: Calibration
+) -> float:
+    """Share of the overlap window that data-parallel traffic can use.
 
-    One node: the intra-node value; otherwise the fabric's (lower on TCP-class fabrics).
+    Formula: the stack's ``dp_overlap``, times the fabric's ``overlap`` factor when the group
+    leaves the node (below 1 on TCP-class fabrics, where the CPU moves the bytes).
     """
+    omega = calibration.stack(workload.stack).dp_overlap
     if nodes_in_group == 1 or cluster.fabric is None:
-        return calibration.intra_node.overlap
-    return calibration.fabrics[cluster.fabric].overlap
+        return omega
+    return omega * calibration.fabrics[cluster.fabric].overlap
 
 
-def dp_comm_exposed_s(
+def dp_comm(
     workload: TrainingWorkload,
     cluster: ClusterSpec,
     compute_s: float,
     calibration: Calibration,
-) -> float:
-    """Exposed data-parallel / FSDP communication of one step.
+) -> CommTime:
+    """Data-parallel / FSDP communication of one step, split into exposed and hidden.
 
     Formula (Psi = params/(tp*pp), group = dp*cp ranks, stride tp):
       * none/zero1/zero2: gradients ``2 Psi`` bytes all-reduced (or reduce-scattered and
-        all-gathered, the same volume) once per step in buckets of ``dp_bucket_bytes``;
-        it overlaps one micro-batch of compute: ``max(0, t - w * t_compute/m)``;
+        all-gathered, the same volume) once per step in buckets of ``dp_bucket_bytes``; they
+        overlap the backward pass of the last micro-batch, a window of ``w * t_compute/m``;
+        the last bucket can only start when the backward pass ends (the tail);
       * fsdp: every micro-step all-gathers the weights forward and backward and
-        reduce-scatters gradients, layer by layer (``2 Psi/(l/pp)`` bytes each), overlapping
-        the whole compute: ``max(0, m * t_micro - w * t_compute)``.
-    ``w`` is the fabric's overlap factor.
+        reduce-scatters gradients, layer by layer (``2 Psi/(l/pp)`` bytes each), within a
+        window of ``w * t_compute``; the first gather and the last reduce-scatter of each
+        micro-step have nothing to hide behind (the tail).
+    ``hidden = min(total - tail, window)``; ``exposed = total - hidden``; ``w`` from
+    ``dp_overlap``.
     Source: Rajbhandari et al. 2020 (ZeRO volumes); Zhao et al. 2023 (PyTorch FSDP);
     perf-model-notes §3.2.
     """
     par = workload.parallelism
     ranks = par.dp * par.cp
     if ranks == 1:
-        return 0.0
+        return CommTime(0.0, 0.0)
     place = place_group(ranks, par.tp, cluster.gpus_per_node)
     grad_bytes = BF16_BYTES * workload.model.params / (par.tp * par.pp)
-    omega = dp_overlap(cluster, place.nodes, calibration)
+    omega = dp_overlap(workload, cluster, place.nodes, calibration)
     m = workload.microbatches
+
+    def op_time(op: CollectiveOp, message: float) -> float:
+        return group_time_s(cluster, op, message, place.ranks_per_node, place.nodes, calibration)
+
     if par.sharding is Sharding.FSDP:
         layers = max(workload.model.layers / par.pp, 1.0)
         message = grad_bytes / layers
+        gather = op_time(CollectiveOp.ALL_GATHER, message)
+        scatter = op_time(CollectiveOp.REDUCE_SCATTER, message)
+        total = m * layers * (2 * gather + scatter)
+        tail = m * (gather + scatter)
+        window = omega * compute_s
+    else:
+        buckets = max(1, math.ceil(grad_bytes / calibration.training.dp_bucket_bytes))
+        per_bucket = op_time(CollectiveOp.ALL_REDUCE, grad_bytes / buckets)
+        total = buckets * per_bucket
+        tail = per_bucket
+        window = omega * compute_s / m
+    hidden = min(total - tail, window)
+    return CommTime(total - hidden, hidden)
 
-        def op_time(op: CollectiveOp) -> float:
-            return group_time_s(
-                cluster, op, message, place.ranks_per_node, place.nodes, calibration
-            )
 
-        per_micro = layers * (
-            2 * op_time(CollectiveOp.ALL_GATHER) + op_time(CollectiveOp.REDUCE_SCATTER)
-        )
-        return max(0.0, m * per_micro - omega * compute_s)
-    buckets = max(1, math.ceil(grad_bytes / calibration.training.dp_bucket_bytes))
-    per_bucket = group_time_s(
-        cluster,
-        CollectiveOp.ALL_REDUCE,
-        grad_bytes / buckets,
-        place.ranks_per_node,
-        place.nodes,
-        calibration,
-    )
-    return max(0.0, buckets * per_bucket - omega * compute_s / m)
+def straggler_time_s(compute_s: float, nodes: int, calibration: Calibration) -> float:
+    """Wait for the slowest node at each synchronous step.
+
+    Formula: ``sigma * ln(N) * t_compute``: with exponential-tailed per-node slowdowns of
+    relative size ``sigma``, the slowest of ``N`` nodes exceeds the typical one by about
+    ``sigma * ln N`` (the maximum of N exponentials); every step waits for it at the
+    gradient synchronisation. Zero on one node.
+    Source: fitted on the weak-scaling series of data/measurements.json (scripts/calibrate.py).
+    """
+    if nodes <= 1:
+        return 0.0
+    return calibration.training.straggler_sigma * math.log(nodes) * compute_s
 
 
 def step_breakdown(
@@ -275,18 +338,30 @@ def step_breakdown(
 ) -> StepBreakdown:
     """All parts of one step: compute, bubble and exposed communication.
 
-    Formula: ``t_step = t_compute + t_bubble + t_tp + t_cp + t_pp + t_dp_exposed``.
-    Source: perf-model-notes §3.2.
+    Formula: ``t_step = t_compute + t_imbalance + t_bubble + t_tp + t_cp + t_pp + t_dp_exposed
+    + t_slowdown + t_straggler`` (the bubble is taken on the busiest stage), where the
+    communication terms are the exposed parts and
+    ``t_slowdown = k * (hidden tp + cp + dp time)``, ``k`` the stack's ``overlap_slowdown``:
+    overlapped collectives still take SMs and memory bandwidth from the GEMMs.
+    Source: perf-model-notes §3.2-3.3 (compute/communication interference: Echo, vTrain).
     """
     compute = compute_time_s(workload, cluster, calibration)
     par = workload.parallelism
+    tp = tp_comm(workload, cluster, calibration)
+    cp = cp_comm(workload, cluster, calibration)
+    dp = dp_comm(workload, cluster, compute, calibration)
+    kappa = calibration.stack(workload.stack).overlap_slowdown
+    imbalance = stage_imbalance_s(workload, compute)
     return StepBreakdown(
         compute_s=compute,
-        bubble_s=bubble_time_s(compute, par.pp, par.vp, workload.microbatches),
-        tp_comm_s=tp_comm_time_s(workload, cluster, calibration),
-        cp_comm_s=cp_comm_time_s(workload, cluster, calibration),
+        stage_imbalance_s=imbalance,
+        bubble_s=bubble_time_s(compute + imbalance, par.pp, par.vp, workload.microbatches),
+        tp_comm_s=tp.exposed_s,
+        cp_comm_s=cp.exposed_s,
         pp_comm_s=pp_comm_time_s(workload, cluster, calibration),
-        dp_comm_exposed_s=dp_comm_exposed_s(workload, cluster, compute, calibration),
+        dp_comm_exposed_s=dp.exposed_s,
+        overlap_slowdown_s=kappa * (tp.hidden_s + cp.hidden_s + dp.hidden_s),
+        straggler_s=straggler_time_s(compute, cluster.nodes, calibration),
     )
 
 

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from clusterscout.domain.models import FabricKind, OrchestrationKind, PriceTier, ProvisioningMode
+from clusterscout.model.inputs import Stack
 from clusterscout.web.i18n import N_, Formatter
 
 FABRIC_LABELS: Final = {
@@ -30,8 +31,14 @@ PROVISIONING_LABELS: Final = {
     "waitlist": N_("waitlist"),
 }
 ORCHESTRATION_LABELS: Final = {"slurm": "Slurm", "kubernetes": "Kubernetes"}
+STACK_LABELS: Final = {
+    "megatron": "Megatron-LM / NeMo",
+    "pytorch": "PyTorch FSDP / torchtitan",
+    "deepspeed": "DeepSpeed",
+}
 VALUE_LABELS: Final[Mapping[type[StrEnum], Mapping[str, str]]] = {
     FabricKind: FABRIC_LABELS,
+    Stack: STACK_LABELS,
     OrchestrationKind: ORCHESTRATION_LABELS,
     ProvisioningMode: PROVISIONING_LABELS,
     PriceTier: TIER_LABELS,

@@ -10,7 +10,7 @@ import pytest
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.inputs import Precision
+from clusterscout.model.inputs import Precision, Stack
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.request import PlanRequest
 from clusterscout.model.planner.results import PlanOffer
@@ -187,3 +187,15 @@ def test_odd_node_cap_and_fp8_on_gpus_without_fp8(cal: Calibration) -> None:
     assert {o.nodes for o in result.options} <= {1, 2, 4, 6}
     assert any(o.nodes == 6 for o in result.options)
     assert [e.reason for e in result.excluded] == ["GPU has no fp8 figure"]
+
+
+def test_the_stack_changes_the_predicted_time(cal: Calibration) -> None:
+    request = PlanRequest(preset="8B", tokens=1e11, gpu="H100", max_nodes=8)
+    megatron = plan(request, OFFERS, GPUS, cal)
+    pytorch = plan(replace(request, stack=Stack.PYTORCH), OFFERS, GPUS, cal)
+    fast = {(o.offer.offer_id, o.nodes): o.time_hours for o in megatron.options}
+    slow = {(o.offer.offer_id, o.nodes): o.time_hours for o in pytorch.options}
+    shared = set(fast) & set(slow)
+    assert shared
+    # PyTorch FSDP stacks reach a smaller fraction of peak on Hopper than Megatron (fitted)
+    assert all(slow[k] > fast[k] for k in shared)

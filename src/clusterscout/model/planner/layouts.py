@@ -62,6 +62,7 @@ def _workload(
         precision=job.precision,
         parallelism=Parallelism(tp=tp, pp=pp, cp=1, dp=dp, vp=vp, sharding=sharding),
         recompute=recompute,
+        stack=job.stack,
     )
 
 

@@ -31,9 +31,15 @@ class ExclusionReason(StrEnum):
     def no_figure(cls, precision: Precision) -> ExclusionReason:
         """The reason for a GPU without a peak TFLOP/s figure in ``precision``.
 
+        FP16 runs at the BF16 rate, so it needs the BF16 figure.
+
         >>> ExclusionReason.no_figure(Precision.FP8).value
         'GPU has no fp8 figure'
+        >>> ExclusionReason.no_figure(Precision.FP16).value
+        'GPU has no bf16 figure'
         """
+        if precision is Precision.FP16:
+            return cls.NO_BF16_FIGURE
         return cls(f"GPU has no {precision.value} figure")
 
 

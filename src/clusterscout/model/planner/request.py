@@ -8,7 +8,7 @@ from typing import Final
 
 from clusterscout.domain.errors import InputError
 from clusterscout.model.defaults import complete_shape
-from clusterscout.model.inputs import ModelShape, Precision
+from clusterscout.model.inputs import DEFAULT_STACK, ModelShape, Precision, Stack
 from clusterscout.model.presets import PRESETS, find_preset
 from clusterscout.model.scenario import MAX_NODES
 
@@ -48,11 +48,12 @@ class PlanRequest:
     deadline_hours: float | None = None
     seq_len: int | None = None
     batch_tokens: int | None = None
+    stack: Stack = DEFAULT_STACK
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A validated training job: model shape, batch, step count and precision."""
+    """A validated training job: model shape, batch, step count, precision and stack."""
 
     model: ModelShape
     seq_len: int
@@ -60,6 +61,7 @@ class Job:
     steps: int
     tokens: float
     precision: Precision
+    stack: Stack = DEFAULT_STACK
 
 
 def _sci(value: float) -> str:
@@ -121,4 +123,4 @@ def job_for(request: PlanRequest) -> Job:
     ):
         if value is not None and value <= 0:
             raise InputError(name, "must be greater than 0")
-    return Job(model, seq, global_batch, steps, tokens, request.precision)
+    return Job(model, seq, global_batch, steps, tokens, request.precision, request.stack)
