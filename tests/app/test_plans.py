@@ -67,8 +67,9 @@ def test_estimate_rejects_bad_scenarios_naming_the_field(fixture_engine: Engine)
 
 def test_plan_ranks_priced_offers_and_explains_exclusions(fixture_engine: Engine) -> None:
     with fixture_engine.connect() as conn:
-        result = plan_json(run_plan(conn, {"model": "70B", "tokens": 2e11}))
-        h100_only = plan_json(run_plan(conn, {"model": "70B", "tokens": 2e11, "gpu": "H100"}))
+        result = plan_json(run_plan(conn, {"model": "70B", "tokens": 5e10}))
+        h100_only = plan_json(run_plan(conn, {"model": "70B", "tokens": 5e10, "gpu": "H100"}))
+        longer = plan_json(run_plan(conn, {"model": "70B", "tokens": 2e11}))
     # ~16 bytes per parameter of model state: 70B needs more than one 8x80 GB node, while
     # eight 192 GB MI300X hold it, so the verdict depends on the GPUs considered.
     assert h100_only["needs_multi_node"] is True
@@ -77,6 +78,14 @@ def test_plan_ranks_priced_offers_and_explains_exclusions(fixture_engine: Engine
     assert verdicts["H100-SXM-80GB"] is False
     assert verdicts["MI300X-192GB"] is True
     assert result["needs_multi_node"] is False
+    assert result["deadline_is_default"] is True
+    assert result["deadline_hours"] == 90 * 24
+    # Four times the tokens: one MI300X node still holds the job, but not within 90 days.
+    mi300x = next(v for v in longer["per_gpu"] if v["gpu"] == "MI300X-192GB")
+    assert mi300x["one_node_fits"] is True
+    assert mi300x["one_node_time_hours"] > 90 * 24
+    assert longer["needs_multi_node"] is True
+    assert longer["nodes_for_deadline"] is not None and longer["nodes_for_deadline"] > 1
     offer_ids = {o["offer"]["offer_id"] for o in result["options"]}
     assert offer_ids <= {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce"}
     assert offer_ids

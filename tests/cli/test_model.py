@@ -141,7 +141,7 @@ def test_cli_plan_verdict_names_the_gpus_it_depends_on(fixture_settings: Setting
     # 70B holds ~1 TiB of model state: one node of 192 GB MI300X holds it, 80 GB GPUs do not.
     result = runner.invoke(
         app,
-        ["plan", "--model", "70B", "--tokens", "1e11", *_db(fixture_settings)],
+        ["plan", "--model", "70B", "--tokens", "5e10", *_db(fixture_settings)],
         env={"COLUMNS": "250"},
     )
     assert result.exit_code == 0, result.output
@@ -149,6 +149,26 @@ def test_cli_plan_verdict_names_the_gpus_it_depends_on(fixture_settings: Setting
     assert "Needs multi-node: no on MI300X-192GB; yes on " in headline
     assert "H100-SXM-80GB" in headline.split("yes on ")[1]
     assert "on_demand" in result.stdout  # the price column names the tier paid
+    assert "(default: no deadline given)" in result.stdout.splitlines()[1]
+
+
+def test_cli_plan_verdict_uses_time_as_well_as_memory(fixture_settings: Settings) -> None:
+    # 70B on 1T tokens fits one MI300X node in memory but takes years there (issue 8).
+    result = runner.invoke(
+        app,
+        ["plan", "--model", "70B", "--tokens", "1e12", *_db(fixture_settings)],
+        env={"COLUMNS": "250"},
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Needs multi-node: yes")
+    assert re.search(
+        r"Deadline: 90\.0 days \(default: no deadline given\); fewest nodes that meet "
+        r"it: \d+ node",
+        lines[1],
+    )
+    mi300x = next(line for line in lines if line.strip().startswith("MI300X-192GB"))
+    assert "one node:" in mi300x and "days" in mi300x
 
 
 def test_cli_estimate_reports_the_field_of_a_bad_scenario(fixture_settings: Settings) -> None:

@@ -135,11 +135,11 @@ def test_plan_form_verdict_table_and_charts(
     p.goto(f"{live_server}/en/plan/")
     expect(p.locator("html")).to_have_attribute("lang", "en")
     p.locator("#pf-model").select_option("405B")
-    p.locator("#pf-tokens").fill("2e12")
+    p.locator("#pf-tokens").fill("2e11")
     p.locator("#pf-max_nodes").fill("32")
     p.locator("#plan-form button[type=submit]").click()
     p.wait_for_url(
-        re.compile(r"/en/plan/\?max_nodes=32&model=405B&precision=bf16&stack=megatron&tokens=2e12$")
+        re.compile(r"/en/plan/\?max_nodes=32&model=405B&precision=bf16&stack=megatron&tokens=2e11$")
     )
     expect(p.locator("#verdict")).to_contain_text("needs more than one 8-GPU node")
     expect(p.locator("table.plan-options tbody tr").first).to_be_visible()
@@ -156,7 +156,7 @@ def test_plan_form_verdict_table_and_charts(
 
     # The URL is the state: reloading shows the same plan and the same form values.
     p.reload()
-    expect(p.locator("#pf-tokens")).to_have_value("2e12")
+    expect(p.locator("#pf-tokens")).to_have_value("2e11")
     expect(p.locator("#pf-model")).to_have_value("405B")
 
     # A bad value is shown next to its field.

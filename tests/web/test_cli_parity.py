@@ -36,6 +36,7 @@ BODY: dict[str, Any] = {
     "region": "us",
     "provider": ["alpha", "beta"],
     "price_tier": "on_demand",
+    "allow_spot": True,
 }
 
 

@@ -36,6 +36,13 @@ ENGLISH = (
     "offer left out",
     "does not fit",
     "Share this plan",
+    "Fewest nodes that meet the deadline",
+    "default deadline",
+    "Times assume the",
+    "Software stack",
+    "Allow spot prices",
+    "Without a deadline",
+    "pre-empted node",
 )
 
 
@@ -85,9 +92,25 @@ def test_7b_plan_says_one_node_is_enough_and_explains_per_gpu(client: TestClient
 
 
 def test_70b_plan_explains_which_gpus_fit_one_node(client: TestClient) -> None:
-    text = visible_text(client.get("/en/plan/?model=70B&tokens=1e12").text)
-    assert "It fits on one node of MI300X-192GB." in text
+    text = visible_text(client.get("/en/plan/?model=70B&tokens=5e10").text)
+    assert "It fits on one node of MI300X-192GB and finishes within" in text
+    assert "the default deadline of" in text
     assert re.search(r"It does not fit on one node of (A100|H100)-SXM-80GB and (A100|H100)", text)
+
+
+def test_verdict_uses_time_and_names_the_nodes_that_meet_the_deadline(client: TestClient) -> None:
+    # 70B on 1T tokens: one MI300X node holds it in memory, but not within 90 days (issue 8).
+    text = visible_text(client.get("/en/plan/?model=70B&tokens=1e12").text)
+    assert "Yes: this job needs more than one 8-GPU node." in text
+    assert re.search(
+        r"One node of MI300X-192GB holds the job in memory, but the fastest \(MI300X-192GB\) "
+        r"would take [\d,.]+ days, past the default deadline of 90\.0 days \(none given\)",
+        text,
+    )
+    assert re.search(r"\d+ nodes of a listed offer are the fewest that finish within", text)
+    html = client.get("/en/plan/?deadline_hours=1&model=70B&tokens=1e12").text
+    assert "your deadline of 1.0 hour" in visible_text(html)
+    assert "misses the deadline" in html
 
 
 def test_memory_arithmetic_is_shown(client: TestClient) -> None:
@@ -233,3 +256,15 @@ def test_plan_page_pays_the_chosen_price_tier(client: TestClient) -> None:
     assert "$2.99" not in options
     de = client.get("/de/plan/?gpu=H100-SXM-80GB&model=70B&price_tier=reserved&tokens=1e10").text
     assert "Zu zahlender Preis" in de
+
+
+def test_stack_and_spot_are_form_inputs_kept_in_the_url(client: TestClient) -> None:
+    html = client.get("/en/plan/?allow_spot=true&model=8B&stack=pytorch&tokens=1e10").text
+    assert re.search(
+        r'<input type="checkbox" id="pf-allow_spot" name="allow_spot" value="true"[^>]* checked',
+        html,
+    )
+    assert re.search(r'<option value="pytorch" selected>PyTorch FSDP / torchtitan</option>', html)
+    assert "Times assume the PyTorch FSDP / torchtitan software stack." in visible_text(html)
+    plain = client.get("/en/plan/?model=8B&stack=megatron&tokens=1e10").text
+    assert not re.search(r'id="pf-allow_spot"[^>]* checked', plain)

@@ -301,6 +301,21 @@ FIELDS: Final[tuple[Field, ...]] = (
         minimum=1,
         maximum=MAX_BATCH_TOKENS,
     ),
+    Field(
+        "allow_spot",
+        Kind.BOOL,
+        N_(
+            "Use spot prices across nodes too (default: no; one pre-empted node stalls a "
+            "synchronous multi-node job)."
+        ),
+        N_("Allow spot prices for multi-node runs"),
+        _PLAN,
+        form=FormField(
+            FormSection.LIMITS,
+            Widget.CHECKBOX,
+            advice=N_("Tick the box to allow spot prices, or leave it empty."),
+        ),
+    ),
     # --- offer filters and the plan's limits, in the order the pages show them -------------
     Field(
         "multi_node",
@@ -357,7 +372,7 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field(
         "deadline_hours",
         Kind.NUMBER,
-        N_("Leave out options slower than this, in hours."),
+        N_("Leave out options slower than this, in hours (default 2160: 90 days)."),
         N_("Deadline (hours)"),
         _PLAN,
         minimum=0,

@@ -125,6 +125,27 @@ def _verdict(result: PlanResult) -> str:
     return "no"
 
 
+def _days(hours: float | None) -> str:
+    return "unknown" if hours is None else f"{hours / 24:,.1f} days"
+
+
+def _deadline_line(result: PlanResult) -> str:
+    """The deadline applied, and the fewest nodes that meet it."""
+    deadline = _days(result.deadline_hours)
+    if result.deadline_is_default:
+        deadline += " (default: no deadline given)"
+    fewest = (
+        f"{result.nodes_for_deadline} node(s) of a listed offer"
+        if result.nodes_for_deadline is not None
+        else "no listed offer within the node limit"
+    )
+    spot = "allowed" if result.allow_spot else "not used across nodes (--allow-spot to use them)"
+    return (
+        f"[bold]Deadline:[/bold] {deadline}; fewest nodes that meet it: {fewest}. "
+        f"Stack: {result.stack.value}. Spot prices: {spot}."
+    )
+
+
 _OPTION_COLUMNS = (
     Column("#", right=True),
     Column("offer"),
@@ -149,13 +170,19 @@ def print_plan(result: PlanResult, limit: int) -> None:
         f"gradients, Adam) {mem.total_state_gib:,.0f} GiB; smallest GPU count that fits: {fewest}",
         highlight=False,
     )
+    out.print(_deadline_line(result), highlight=False)
     for v in result.per_gpu:
         one = (
-            f"one node: {v.one_node_time_hours:,.0f} h"
+            f"one node: {v.one_node_time_hours:,.0f} h ({_days(v.one_node_time_hours)})"
             if v.one_node_fits and v.one_node_time_hours is not None
             else "does not fit one node"
         )
-        out.print(f"  {v.gpu}: min {v.min_gpus_to_fit} GPUs; {one}", highlight=False)
+        timely = (
+            f"{v.nodes_for_deadline} node(s) meet the deadline"
+            if v.nodes_for_deadline is not None
+            else "no offer meets the deadline"
+        )
+        out.print(f"  {v.gpu}: min {v.min_gpus_to_fit} GPUs; {one}; {timely}", highlight=False)
     rows = []
     for o in result.options[:limit]:
         lay = o.layout
@@ -166,7 +193,8 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 o.offer.gpu,
                 f"{o.offer.usd_per_gpu_hour:.2f} {o.offer.price_tier or ''}".strip(),
                 str(o.nodes),
-                f"tp{lay.tp} pp{lay.pp} dp{lay.dp} {lay.sharding.value}",
+                f"tp{lay.tp} pp{lay.pp} dp{lay.dp} {lay.sharding.value}"
+                + (f" batch {lay.global_batch}" if o.steps not in (0, result.steps) else ""),
                 f"{o.time_hours:,.1f}",
                 f"{o.cost_usd:,.0f}",
                 f"{o.scaling_efficiency:.1%}",
@@ -178,7 +206,13 @@ def print_plan(result: PlanResult, limit: int) -> None:
         f"Options by cost (estimates, ±{result.error_band_pct:.0f}%: "
         "p90 error on held-out measurements)"
     )
-    print_table(title, _OPTION_COLUMNS, rows)
+    if rows:
+        print_table(title, _OPTION_COLUMNS, rows)
+    else:
+        out.print(
+            "No option finishes within the deadline and budget; the offers left out say why.",
+            highlight=False,
+        )
     if result.excluded:
         out.print(f"left out ({len(result.excluded)}):", highlight=False)
         for e in result.excluded:

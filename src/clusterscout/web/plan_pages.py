@@ -15,6 +15,7 @@ from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.model.planner.results import PlanResult
 from clusterscout.web import charts, plan_form, plan_view
 from clusterscout.web.api_error import ApiError
+from clusterscout.web.cells import STACK_LABELS
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html
@@ -108,20 +109,21 @@ def plan_page(request: Request, lang: Lang) -> Response:
         ctx["problem"] = problem
         if result is not None:
             providers = st.providers()
-            title, text = plan_view.verdict(fmt, result, bool(query.values.get("deadline_hours")))
+            title, text = plan_view.verdict(fmt, result)
             ctx.update(
                 result=result,
                 verdict_title=title,
                 verdict_text=text,
                 memory=plan_view.memory_facts(fmt, result),
                 gpu_rows=plan_view.gpu_rows(fmt, result.per_gpu),
-                options=plan_view.option_rows(fmt, result.options, providers),
+                options=plan_view.option_rows(fmt, result.options, providers, result.steps),
                 excluded=plan_view.excluded_rows(fmt, result.excluded, providers),
                 assumptions=plan_view.assumption_texts(fmt, result),
                 error_band=fmt.percent(result.error_band_pct / 100),
                 job_tokens=fmt.compact(result.tokens),
                 job_steps=fmt.number(result.steps),
                 job_params=fmt.compact(result.model.params),
+                stack_label=STACK_LABELS[result.stack.value],
                 scaling=plan_view.scaling_table(fmt, curves, providers),
                 front=plan_view.front_summary(fmt, result.options, providers),
                 chart_hrefs={n: f"/{lang}/plan/chart/{n}.svg{canonical}" for n in CHART_NAMES},

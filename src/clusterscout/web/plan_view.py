@@ -100,10 +100,24 @@ class OptionRow:
     pareto: bool
     rank_by_cost: int
     rank_by_time: int
+    batch_note: str = ""
+
+
+def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
+    """Says when a layout trains the job with a larger batch (and so fewer steps), else ''."""
+    if option.steps in (0, job_steps):
+        return ""
+    return fmt.gettext("batch of %(batch)s sequences, %(steps)s steps") % {
+        "batch": fmt.number(option.layout.global_batch),
+        "steps": fmt.number(option.steps),
+    }
 
 
 def option_rows(
-    fmt: Formatter, options: Sequence[PlanOption], providers: Mapping[str, Any]
+    fmt: Formatter,
+    options: Sequence[PlanOption],
+    providers: Mapping[str, Any],
+    job_steps: int = 0,
 ) -> list[OptionRow]:
     """Options in the planner's order (cheapest first)."""
     rows = []
@@ -115,6 +129,7 @@ def option_rows(
                 nodes=fmt.number(o.nodes),
                 gpus=fmt.number(o.nodes * (o.offer.gpus_per_node or 0)),
                 layout=layout_text(o.layout),
+                batch_note=batch_note(fmt, o, job_steps),
                 time=duration(fmt, o.time_hours),
                 cost=fmt.usd_whole(o.cost_usd),
                 efficiency=fmt.percent(o.scaling_efficiency, digits=1),
@@ -160,6 +175,7 @@ class GpuRow:
     one_node: str
     one_node_fits: bool
     one_node_time: str
+    nodes_for_deadline: str = ""
 
 
 def gpu_rows(fmt: Formatter, verdicts: Sequence[GpuVerdict]) -> list[GpuRow]:
@@ -178,6 +194,9 @@ def gpu_rows(fmt: Formatter, verdicts: Sequence[GpuVerdict]) -> list[GpuRow]:
                 one_node_time=duration(fmt, v.one_node_time_hours)
                 if v.one_node_fits
                 else fmt.gettext("does not fit"),
+                nodes_for_deadline=fmt.number(v.nodes_for_deadline)
+                if v.nodes_for_deadline is not None
+                else fmt.gettext("none within the node limit"),
             )
         )
     return rows
@@ -187,22 +206,54 @@ def _names(fmt: Formatter, names: Sequence[str]) -> str:
     return fmt.join(names)
 
 
-def verdict(fmt: Formatter, result: PlanResult, deadline: bool) -> tuple[str, str]:
-    """Headline and explanation of "do you need multi-node?"."""
+def deadline_text(fmt: Formatter, result: PlanResult) -> str:
+    """``your deadline of 30.0 days`` or ``the default deadline of 90.0 days (none given)``."""
+    when = duration(fmt, result.deadline_hours)
+    if result.deadline_is_default:
+        return fmt.gettext("the default deadline of %(time)s (none given)") % {"time": when}
+    return fmt.gettext("your deadline of %(time)s") % {"time": when}
+
+
+def verdict(fmt: Formatter, result: PlanResult) -> tuple[str, str]:
+    """Headline and explanation of "do you need multi-node?": memory and time."""
     _ = fmt.gettext
-    fits = [v.gpu for v in result.per_gpu if v.one_node_fits]
+    limit = result.deadline_hours or 0.0
+    fitting = [v for v in result.per_gpu if v.one_node_fits]
+    fits = [v.gpu for v in fitting]
     fails = [v.gpu for v in result.per_gpu if not v.one_node_fits]
+    timely = [v.gpu for v in fitting if (v.one_node_time_hours or 0.0) <= limit]
+    deadline = deadline_text(fmt, result)
     if result.needs_multi_node:
         title = _("Yes: this job needs more than one 8-GPU node.")
-        if fits and deadline:
-            text = _("One node of %(gpus)s holds the job but would miss your deadline.") % {
-                "gpus": _names(fmt, fits)
+        if fitting:
+            fastest = min(fitting, key=lambda v: v.one_node_time_hours or 0.0)
+            text = _(
+                "One node of %(gpus)s holds the job in memory, but the fastest (%(gpu)s) "
+                "would take %(time)s, past %(deadline)s."
+            ) % {
+                "gpus": _names(fmt, fits),
+                "gpu": fastest.gpu,
+                "time": duration(fmt, fastest.one_node_time_hours),
+                "deadline": deadline,
             }
         else:
             text = _("No single 8-GPU node of the GPU models considered holds it in memory.")
+        if result.nodes_for_deadline is not None:
+            text += " " + fmt.ngettext(
+                "%(num)s node of a listed offer is the fewest that finishes within %(deadline)s.",
+                "%(num)s nodes of a listed offer are the fewest that finish within %(deadline)s.",
+                result.nodes_for_deadline,
+            ) % {"num": fmt.number(result.nodes_for_deadline), "deadline": deadline}
+        else:
+            text += " " + _(
+                "No listed offer finishes it within %(deadline)s up to the node limit."
+            ) % {"deadline": deadline}
     else:
         title = _("No: one 8-GPU node can run this job.")
-        text = _("It fits on one node of %(gpus)s.") % {"gpus": _names(fmt, fits)}
+        text = _("It fits on one node of %(gpus)s and finishes within %(deadline)s.") % {
+            "gpus": _names(fmt, timely),
+            "deadline": deadline,
+        }
         if fails:
             text += " " + _("It does not fit on one node of %(gpus)s.") % {
                 "gpus": _names(fmt, fails)

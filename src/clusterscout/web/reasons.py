@@ -24,6 +24,10 @@ REASON_TEXTS: Final[Mapping[ExclusionReason, str]] = {
     ExclusionReason.TOO_SMALL: N_("too small for the job"),
     ExclusionReason.OVER_BUDGET: N_("over budget"),
     ExclusionReason.MISSES_DEADLINE: N_("misses the deadline"),
+    ExclusionReason.SPOT_MULTI_NODE: N_(
+        "spot price only: not used across nodes unless spot is allowed (one pre-empted node "
+        "stalls the whole job)"
+    ),
     ExclusionReason.UNKNOWN_GPU_FIGURES: N_("unknown GPU figures"),
     ExclusionReason.DOES_NOT_FIT: N_("does not fit in memory"),
 }
@@ -45,8 +49,19 @@ ASSUMPTION_TEXTS: Final[Mapping[Assumption, str]] = {
         "measurements the model was not fitted on."
     ),
     Assumption.NO_FAILURES: N_(
-        "Communication hidden behind compute costs nothing here; stragglers, failures and "
-        "restarts are not modelled, so a near-perfect efficiency is an upper bound."
+        "Communication hidden behind compute still slows it and every step waits for the "
+        "slowest node; failures and restarts are not modelled."
+    ),
+    Assumption.DEADLINE: N_(
+        "Without a deadline, a job must finish within 90 days; slower options are left out."
+    ),
+    Assumption.SPOT: N_(
+        "Spot prices are not used for multi-node jobs unless allowed: one pre-empted node "
+        "stalls the whole synchronous job."
+    ),
+    Assumption.BATCH: N_(
+        "Every layout trains the same tokens: when data parallelism needs a larger batch, "
+        "the step count drops to match."
     ),
 }
 

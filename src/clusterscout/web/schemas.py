@@ -381,6 +381,10 @@ class PlanOptionOut(_Out):
     scaling_efficiency: float
     effective_usd_per_gpu_hour: float
     mfu: float
+    steps: int = Field(
+        description="steps that train the job's tokens at this layout's global batch "
+        "(fewer than the job's when data parallelism needed a larger batch)"
+    )
     pareto: bool = Field(description="no other option is both cheaper and faster")
     rank_by_cost: int
     rank_by_time: int
@@ -413,6 +417,10 @@ class GpuVerdictOut(_Out):
     one_node_fits: bool
     one_node_time_hours: float | None
     one_node_layout: LayoutOut | None
+    nodes_for_deadline: int | None = Field(
+        description="fewest nodes of a priced offer of this GPU that finish within the "
+        "deadline; null when none does within the node limit"
+    )
 
 
 class ModelShapeOut(_Out):
@@ -442,6 +450,17 @@ class PlanOut(_Out):
     steps: int
     error_band_pct: float = Field(description="p90 error on held-out measurements, percent")
     assumptions: list[str] = Field(description=" | ".join(a.value for a in Assumption))
+    deadline_hours: float | None = Field(
+        description="the deadline applied: the request's, or 2160 (90 days) when it gave none"
+    )
+    deadline_is_default: bool = Field(description="true when the 90-day default applied")
+    nodes_for_deadline: int | None = Field(
+        description="fewest nodes of any priced offer that finish within the deadline"
+    )
+    stack: str = Field(
+        description="software stack the times assume: megatron, pytorch or deepspeed"
+    )
+    allow_spot: bool = Field(description="spot prices may be used across nodes")
 
 
 def _plan_offer(o: PlanOffer) -> PlanOfferOut:
@@ -485,6 +504,7 @@ def _option(o: PlanOption) -> PlanOptionOut:
         scaling_efficiency=o.scaling_efficiency,
         effective_usd_per_gpu_hour=o.effective_usd_per_gpu_hour,
         mfu=o.mfu,
+        steps=o.steps,
         pareto=o.pareto,
         rank_by_cost=o.rank_by_cost,
         rank_by_time=o.rank_by_time,
@@ -503,6 +523,7 @@ def _verdict(v: GpuVerdict) -> GpuVerdictOut:
         one_node_fits=v.one_node_fits,
         one_node_time_hours=v.one_node_time_hours,
         one_node_layout=_layout(v.one_node_layout) if v.one_node_layout else None,
+        nodes_for_deadline=v.nodes_for_deadline,
     )
 
 
@@ -537,6 +558,11 @@ def plan_out(result: PlanResult) -> PlanOut:
         steps=result.steps,
         error_band_pct=result.error_band_pct,
         assumptions=[a.value for a in result.assumptions],
+        deadline_hours=result.deadline_hours,
+        deadline_is_default=result.deadline_is_default,
+        nodes_for_deadline=result.nodes_for_deadline,
+        stack=result.stack.value,
+        allow_spot=result.allow_spot,
     )
 
 
@@ -574,7 +600,8 @@ class TrainingEstimateOut(_Out):
     memory_gib_per_gpu: float
     fits: bool
     breakdown_s: dict[str, float] = Field(
-        description="compute, bubble, tp_comm, cp_comm, pp_comm, dp_comm_exposed"
+        description="compute, stage_imbalance, bubble, tp_comm, cp_comm, pp_comm, "
+        "dp_comm_exposed, overlap_slowdown, straggler"
     )
 
 

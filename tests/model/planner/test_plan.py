@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -11,9 +11,12 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.inputs import Precision, Stack
+from clusterscout.model.planner import plan as plan_module
+from clusterscout.model.planner.layouts import best_layout, node_counts
 from clusterscout.model.planner.plan import plan
+from clusterscout.model.planner.reasons import ExclusionReason
 from clusterscout.model.planner.request import PlanRequest
-from clusterscout.model.planner.results import PlanOffer
+from clusterscout.model.planner.results import PlanOffer, PlanOption
 from clusterscout.model.presets import PRESETS, find_preset
 from clusterscout.web.schemas import plan_json
 from tests.model.conftest import GPUS
@@ -159,7 +162,9 @@ def test_presets() -> None:
     assert find_preset("nope") is None
 
 
-def test_fifty_offers_under_a_second(cal: Calibration) -> None:
+def test_fifty_offers_share_model_evaluations(
+    cal: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fabrics = [IB, FabricKind.ROCE, FabricKind.EFA, ETH, None]
     gpus = ["H100-SXM-80GB", "A100-SXM-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "MI300X"]
     offers = [
@@ -173,9 +178,24 @@ def test_fifty_offers_under_a_second(cal: Calibration) -> None:
         )
         for i in range(50)
     ]
-    start = time.perf_counter()
+    # Offers with the same GPU, node size and network share one layout search per node count
+    # (counted, not timed: the work done is what keeps a plan fast on any machine).
+    calls: list[tuple[str, int]] = []
+
+    def counting(job: Any, cluster: Any, calibration: Calibration) -> Any:
+        calls.append((cluster.gpu.name, cluster.nodes))
+        return best_layout(job, cluster, calibration)
+
+    monkeypatch.setattr(plan_module, "best_layout", counting)
     result = plan(PlanRequest(preset="405B", tokens=1e12), offers, GPUS, cal)
-    assert time.perf_counter() - start < 1.0
+    shapes = {
+        (o.gpu, o.fabric, o.per_node_gbps, n)
+        for o in offers
+        if o.fabric and o.per_node_gbps
+        for n in node_counts(min(64, o.max_nodes or 64))
+    }
+    assert len(calls) <= len(shapes) + len(offers)  # + one-node checks of unnetworked offers
+    assert len(calls) < 5 * len(offers)
     assert result.options
 
 
@@ -199,3 +219,85 @@ def test_the_stack_changes_the_predicted_time(cal: Calibration) -> None:
     assert shared
     # PyTorch FSDP stacks reach a smaller fraction of peak on Hopper than Megatron (fitted)
     assert all(slow[k] > fast[k] for k in shared)
+
+
+def test_more_gpus_than_the_batch_train_the_same_tokens_in_fewer_steps(cal: Calibration) -> None:
+    # Regression (issue 8): when data parallelism exceeds the global batch, the planner raised
+    # the batch but kept the step count, so doubling GPUs showed the same wall time and twice
+    # the GPU-hours. The steps now follow the tokens and the batch actually used.
+    request = PlanRequest(params=1e9, tokens=1e10, batch_tokens=2**17, gpu="H100")
+    ib = [offer("h100-ib", max_nodes=64)]
+
+    def fastest(max_nodes: int) -> PlanOption:
+        result = plan(replace(request, max_nodes=max_nodes), ib, GPUS, cal)
+        return min(result.options, key=lambda o: o.time_hours)
+
+    small, large = fastest(4), fastest(16)
+    assert (small.nodes, large.nodes) == (4, 16)
+    seq = 4096
+    for o in (small, large):
+        trained = o.steps * o.layout.global_batch * seq
+        assert 1e10 <= trained < 1e10 + o.layout.global_batch * seq
+    assert large.layout.global_batch > 32  # the job's batch: 2**17 tokens / 4096
+    assert large.steps < small.steps
+    # Four times the GPUs: much faster, and not many more GPU-hours.
+    assert large.time_hours < small.time_hours / 2
+    assert large.time_hours * large.gpus < 1.5 * small.time_hours * small.gpus
+
+
+def test_layouts_are_compared_on_the_time_to_train_the_tokens(cal: Calibration) -> None:
+    from clusterscout.model.inputs import ClusterSpec
+    from clusterscout.model.planner.request import job_for
+
+    job = job_for(PlanRequest(params=1e9, tokens=1e10, batch_tokens=2**17))
+    h100 = next(g for g in GPUS if g.name == "H100-SXM-80GB")
+    best = best_layout(job, ClusterSpec(h100, 8, 16, IB, 3200, True), cal)
+    assert best is not None
+    assert best.steps == job.steps_for(best.workload.global_batch)
+    assert best.job_seconds == pytest.approx(best.steps * best.step_time_s)
+
+
+def test_default_deadline_excludes_slow_options_and_says_so(cal: Calibration) -> None:
+    result = plan(PlanRequest(preset="405B", tokens=15e12, max_nodes=64), OFFERS, GPUS, cal)
+    assert result.deadline_is_default and result.deadline_hours == 90 * 24
+    assert not result.options  # nothing finishes 405B on 15T tokens within 90 days on 64 nodes
+    reasons = {e.offer.offer_id: e.reason for e in result.excluded}
+    assert reasons["h100-ib"] is ExclusionReason.MISSES_DEADLINE
+    assert result.nodes_for_deadline is None
+    assert all(v.nodes_for_deadline is None for v in result.per_gpu)
+    given = plan(
+        PlanRequest(preset="405B", tokens=15e12, max_nodes=64, deadline_hours=1e6),
+        OFFERS,
+        GPUS,
+        cal,
+    )
+    assert not given.deadline_is_default and given.options
+    assert all(o.time_hours <= 1e6 for o in given.options)
+
+
+def test_verdict_needs_multi_node_when_one_node_is_too_slow(cal: Calibration) -> None:
+    fast = plan(PlanRequest(preset="7B", tokens=1e10), OFFERS, GPUS, cal)
+    assert fast.needs_multi_node is False
+    slow = plan(PlanRequest(preset="7B", tokens=1e12, gpu="H100"), OFFERS, GPUS, cal)
+    h100 = next(v for v in slow.per_gpu if v.gpu == "H100-SXM-80GB")
+    assert h100.one_node_fits and h100.one_node_time_hours is not None
+    assert h100.one_node_time_hours > 90 * 24  # fits in memory, far too slow
+    assert slow.needs_multi_node is True
+    assert h100.nodes_for_deadline is not None and h100.nodes_for_deadline > 1
+    assert slow.nodes_for_deadline == min(
+        v.nodes_for_deadline for v in slow.per_gpu if v.nodes_for_deadline is not None
+    )
+
+
+def test_spot_prices_need_an_opt_in_across_nodes(cal: Calibration) -> None:
+    spot = replace(offer("h100-spot", price=1.0), price_tier="spot")
+    request = PlanRequest(preset="70B", tokens=1e11, gpu="H100", max_nodes=16)
+    refused = plan(request, [spot], GPUS, cal)
+    assert not refused.options
+    assert [e.reason for e in refused.excluded] == [ExclusionReason.SPOT_MULTI_NODE]
+    allowed = plan(replace(request, allow_spot=True), [spot], GPUS, cal)
+    assert allowed.allow_spot and allowed.options
+    assert all(o.offer.price_tier == "spot" for o in allowed.options)
+    # one node needs no synchronisation across machines: spot stays usable there
+    small = plan(PlanRequest(preset="1B", tokens=1e9, gpu="H100"), [spot], GPUS, cal)
+    assert [o.nodes for o in small.options] == [1]

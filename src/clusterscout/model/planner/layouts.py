@@ -53,6 +53,8 @@ def has_figures(gpu: GpuSpec, precision: Precision) -> bool:
 def _workload(
     job: Job, tp: int, pp: int, vp: int, dp: int, sharding: Sharding, recompute: Recompute
 ) -> TrainingWorkload:
+    # The batch must split evenly over data-parallel ranks: the nearest multiple of dp (at
+    # least dp). The job's tokens stay fixed, so a larger batch means fewer steps (Job.steps_for).
     batch = max(dp, round(job.global_batch / dp) * dp)
     return TrainingWorkload(
         model=job.model,
@@ -101,19 +103,35 @@ def fitting_workloads(
 
 @dataclass(frozen=True, slots=True)
 class BestLayout:
-    """The fastest layout that fits a cluster, and its step time."""
+    """The fastest layout that fits a cluster: its step time, steps and job time.
+
+    ``steps`` trains the job's tokens at this layout's global batch; ``job_seconds`` is
+    ``steps * step_time_s``.
+    """
 
     workload: TrainingWorkload
     step_time_s: float
+    steps: int
+
+    @property
+    def job_seconds(self) -> float:
+        """Time to train every token of the job with this layout."""
+        return self.steps * self.step_time_s
 
 
 def best_layout(job: Job, cluster: ClusterSpec, calibration: Calibration) -> BestLayout | None:
-    """Fastest layout over TP/PP/sharding/recompute that fits memory on ``cluster``, or None."""
+    """Fastest layout over TP/PP/sharding/recompute that fits memory on ``cluster``, or None.
+
+    Layouts are compared on the time to train the job's tokens, not on step time: a layout
+    whose data parallelism forces a larger batch runs longer steps but fewer of them.
+    """
     best: BestLayout | None = None
     for w in fitting_workloads(job, cluster.gpu, cluster.gpus_per_node, cluster.gpus, calibration):
-        t = step_breakdown(w, cluster, calibration).total_s
-        if best is None or t < best.step_time_s:
-            best = BestLayout(w, t)
+        candidate = BestLayout(
+            w, step_breakdown(w, cluster, calibration).total_s, job.steps_for(w.global_batch)
+        )
+        if best is None or candidate.job_seconds < best.job_seconds:
+            best = candidate
     return best
 
 

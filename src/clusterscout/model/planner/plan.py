@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from clusterscout.domain.errors import InputError
@@ -20,8 +20,19 @@ from clusterscout.model.planner.results import Exclusion, PlanOffer, PlanOption,
 from clusterscout.model.planner.verdict import gpu_verdict, job_hours, memory_arithmetic
 from clusterscout.model.training import train_step
 
-_Step = tuple[TrainingWorkload, float, float, float] | None
-"""Cached model answer per cluster shape: (workload, step time s, efficiency, MFU) or None."""
+_Step = tuple[TrainingWorkload, float, int, float, float] | None
+"""Cached model answer per cluster shape: (workload, step time s, steps, efficiency, MFU)."""
+
+SPOT_TIER = "spot"
+
+
+def _spot_blocked(offer: PlanOffer, nodes: int, request: PlanRequest) -> bool:
+    """True when a multi-node option would pay a spot price the request did not allow.
+
+    One pre-empted node stalls a synchronous training job, so spot capacity is only used
+    across nodes when the buyer opts in (``allow_spot``).
+    """
+    return offer.price_tier == SPOT_TIER and nodes > 1 and not request.allow_spot
 
 
 def _candidates(
@@ -32,13 +43,18 @@ def _candidates(
     calibration: Calibration,
     cache: dict[tuple[Any, ...], _Step],
 ) -> list[PlanOption]:
-    """The best option at every node count the offer reaches (one node without a network)."""
+    """The best option at every node count the offer reaches (one node without a network).
+
+    Multi-node options of a spot-priced offer are left out unless the request allows spot.
+    """
     per_node = offer.gpus_per_node or 0
     price = offer.usd_per_gpu_hour or 0.0
     networked = offer.fabric is not None and offer.per_node_gbps is not None
     cap = min(request.max_nodes, offer.max_nodes or request.max_nodes) if networked else 1
     out: list[PlanOption] = []
     for nodes in node_counts(cap):
+        if _spot_blocked(offer, nodes, request):
+            continue
         # Offers with the same GPU, node size and network share one model evaluation.
         key = (gpu.name, per_node, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma, nodes)
         if key not in cache:
@@ -50,12 +66,18 @@ def _candidates(
                 cache[key] = None
             else:
                 res = train_step(best.workload, cluster, calibration)
-                cache[key] = (best.workload, res.step_time_s, res.scaling_efficiency, res.mfu)
+                cache[key] = (
+                    best.workload,
+                    res.step_time_s,
+                    best.steps,
+                    res.scaling_efficiency,
+                    res.mfu,
+                )
         entry = cache[key]
         if entry is None:
             continue
-        w, step_s, eff, mfu = entry
-        hours = job_hours(job, step_s)
+        w, step_s, steps, eff, mfu = entry
+        hours = job_hours(steps, step_s)
         out.append(
             PlanOption(
                 offer=offer,
@@ -66,6 +88,7 @@ def _candidates(
                 scaling_efficiency=eff,
                 effective_usd_per_gpu_hour=effective_usd_per_gpu_hour(price, eff),
                 mfu=mfu,
+                steps=steps,
             )
         )
     return out
@@ -84,7 +107,9 @@ def _unusable(offer: PlanOffer, gpu: GpuSpec | None, job: Job) -> ExclusionReaso
     return None
 
 
-def _no_candidate_reason(offer: PlanOffer) -> ExclusionReason:
+def _no_candidate_reason(offer: PlanOffer, request: PlanRequest) -> ExclusionReason:
+    if offer.price_tier == SPOT_TIER and not request.allow_spot:
+        return ExclusionReason.SPOT_MULTI_NODE
     if offer.fabric is None:
         return ExclusionReason.UNKNOWN_FABRIC
     if offer.per_node_gbps is None:
@@ -101,11 +126,14 @@ def plan(
     """Answer "do I need multi-node?" and rank the offers that can host the job.
 
     For each priced offer, every power-of-two node count up to the offer's (or the
-    request's) maximum is tried with the fastest layout that fits memory (TP inside the node,
-    the smallest pipeline depth, FSDP vs ZeRO-1, no vs full recomputation); the offer
-    contributes its cheapest option and, when different, its fastest one, both within budget
-    and deadline. Options are sorted by cost, with their rank by time and the Pareto front
-    (no other option both cheaper and faster) marked.
+    request's) maximum is tried with the layout that trains the job's tokens fastest and fits
+    memory (TP inside the node, the smallest pipeline depth, FSDP vs ZeRO-1, no vs full
+    recomputation); the offer contributes its cheapest option and, when different, its
+    fastest one, both within budget and deadline (the request's, else 90 days). Spot prices
+    are not used across nodes unless the request allows them. Options are sorted by cost,
+    with their rank by time and the Pareto front (no other option both cheaper and faster)
+    marked. The verdict needs multi-node unless one 8-GPU node both holds the job and meets
+    the deadline; it names the fewest nodes that meet it, per GPU model and overall.
 
     Raises:
         InputError: for an invalid request (field named) or an unknown GPU filter.
@@ -124,6 +152,7 @@ def plan(
     cache: dict[tuple[Any, ...], _Step] = {}
     options: list[PlanOption] = []
     excluded: list[Exclusion] = []
+    timely_nodes: dict[str, int] = {}
     for offer in offers:
         gpu = index.spec(offer.gpu)
         if gpu is not None and gpu_filter is not None and gpu.name != gpu_filter:
@@ -134,21 +163,23 @@ def plan(
             continue
         candidates = _candidates(job, request, offer, gpu, calibration, cache)
         if not candidates:
-            excluded.append(Exclusion(offer, _no_candidate_reason(offer)))
+            excluded.append(Exclusion(offer, _no_candidate_reason(offer, request)))
             continue
-        chosen = pick(candidates, request.budget_usd, request.deadline_hours)
+        for c in candidates:
+            if c.time_hours <= job.deadline_hours:
+                timely_nodes[gpu.name] = min(c.nodes, timely_nodes.get(gpu.name, c.nodes))
+        chosen = pick(candidates, request.budget_usd, job.deadline_hours)
         if isinstance(chosen, ExclusionReason):
             excluded.append(Exclusion(offer, chosen))
             continue
         options.extend(chosen)
+    verdicts = tuple(replace(v, nodes_for_deadline=timely_nodes.get(v.gpu)) for v in verdicts)
     one_node_ok = [
         v
         for v in verdicts
         if v.one_node_fits
-        and (
-            request.deadline_hours is None
-            or (v.one_node_time_hours or math.inf) <= request.deadline_hours
-        )
+        and v.one_node_time_hours is not None
+        and v.one_node_time_hours <= job.deadline_hours
     ]
     fits = [v.min_gpus_to_fit for v in verdicts if v.min_gpus_to_fit is not None]
     return PlanResult(
@@ -164,4 +195,9 @@ def plan(
         excluded=tuple(excluded),
         error_band_pct=calibration.error_band_pct,
         assumptions=ASSUMPTIONS,
+        deadline_hours=job.deadline_hours,
+        deadline_is_default=job.deadline_is_default,
+        nodes_for_deadline=min(timely_nodes.values()) if timely_nodes else None,
+        stack=job.stack,
+        allow_spot=request.allow_spot,
     )

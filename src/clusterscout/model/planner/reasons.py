@@ -24,6 +24,7 @@ class ExclusionReason(StrEnum):
     TOO_SMALL = "too small"
     OVER_BUDGET = "over budget"
     MISSES_DEADLINE = "misses deadline"
+    SPOT_MULTI_NODE = "spot price only (not used for multi-node jobs without allow_spot)"
     UNKNOWN_GPU_FIGURES = "unknown GPU figures"
     DOES_NOT_FIT = "does not fit"
 
@@ -55,8 +56,17 @@ class Assumption(StrEnum):
         "measurements the model was not fitted on."
     )
     NO_FAILURES = (
-        "Communication hidden behind compute costs nothing here; stragglers, failures and "
-        "restarts are not modelled, so a near-perfect efficiency is an upper bound."
+        "Communication hidden behind compute still slows it and every step waits for the "
+        "slowest node; failures and restarts are not modelled."
+    )
+    DEADLINE = "Without a deadline, a job must finish within 90 days; slower options are left out."
+    SPOT = (
+        "Spot prices are not used for multi-node jobs unless allowed: one pre-empted node "
+        "stalls the whole synchronous job."
+    )
+    BATCH = (
+        "Every layout trains the same tokens: when data parallelism needs a larger batch, "
+        "the step count drops to match."
     )
 
 

@@ -13,6 +13,8 @@ from clusterscout.model.presets import PRESETS, find_preset
 from clusterscout.model.scenario import MAX_NODES
 
 DEFAULT_MAX_NODES: Final = 64
+DEFAULT_DEADLINE_HOURS: Final = 90 * 24.0
+"""Deadline a plan applies when the request gives none: 90 days (a quarter of a year)."""
 DEFAULT_SEQ_LEN: Final = 4096
 SMALL_BATCH_TOKENS: Final = 2**22
 """4M tokens per step (Llama 1/2/3 up to 70B)."""
@@ -49,11 +51,16 @@ class PlanRequest:
     seq_len: int | None = None
     batch_tokens: int | None = None
     stack: Stack = DEFAULT_STACK
+    allow_spot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A validated training job: model shape, batch, step count, precision and stack."""
+    """A validated training job: model shape, batch, step count, precision and stack.
+
+    ``deadline_hours`` is the request's deadline, or ``DEFAULT_DEADLINE_HOURS`` when it gave
+    none (``deadline_is_default``).
+    """
 
     model: ModelShape
     seq_len: int
@@ -62,6 +69,17 @@ class Job:
     tokens: float
     precision: Precision
     stack: Stack = DEFAULT_STACK
+    deadline_hours: float = DEFAULT_DEADLINE_HOURS
+    deadline_is_default: bool = True
+
+    def steps_for(self, global_batch: int) -> int:
+        """Steps that train the job's tokens with ``global_batch`` sequences per step.
+
+        >>> job = Job(None, 1000, 4, 10, 40_000.0, None)  # type: ignore[arg-type]
+        >>> job.steps_for(4), job.steps_for(8), job.steps_for(3)
+        (10, 5, 14)
+        """
+        return max(1, math.ceil(self.tokens / (global_batch * self.seq_len)))
 
 
 def _sci(value: float) -> str:
@@ -123,4 +141,15 @@ def job_for(request: PlanRequest) -> Job:
     ):
         if value is not None and value <= 0:
             raise InputError(name, "must be greater than 0")
-    return Job(model, seq, global_batch, steps, tokens, request.precision, request.stack)
+    deadline = request.deadline_hours
+    return Job(
+        model,
+        seq,
+        global_batch,
+        steps,
+        tokens,
+        request.precision,
+        request.stack,
+        deadline if deadline is not None else DEFAULT_DEADLINE_HOURS,
+        deadline is None,
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clusterscout.domain.models import FabricKind
-from clusterscout.model.inputs import ModelShape, Recompute, Sharding
+from clusterscout.model.inputs import DEFAULT_STACK, ModelShape, Recompute, Sharding, Stack
 from clusterscout.model.memory import (
     GRAD_BYTES_PER_PARAM,
     OPTIMIZER_BYTES_PER_PARAM,
@@ -66,7 +66,9 @@ class MemoryArithmetic:
 
 @dataclass(frozen=True, slots=True)
 class GpuVerdict:
-    """Whether one 8-GPU node of a GPU model holds the job, and how long it would take."""
+    """Whether one 8-GPU node of a GPU model holds the job, how long it would take there, and
+    the fewest nodes of a priced offer of that GPU that finish within the deadline (None: none
+    within the node limit)."""
 
     gpu: str
     memory_gib: float
@@ -74,11 +76,16 @@ class GpuVerdict:
     one_node_fits: bool
     one_node_time_hours: float | None
     one_node_layout: Layout | None
+    nodes_for_deadline: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class PlanOption:
-    """One way to run the job on one offer."""
+    """One way to run the job on one offer.
+
+    ``steps`` trains the job's tokens with the layout's global batch (fewer steps when data
+    parallelism needed a larger batch than the job's).
+    """
 
     offer: PlanOffer
     nodes: int
@@ -88,6 +95,7 @@ class PlanOption:
     scaling_efficiency: float
     effective_usd_per_gpu_hour: float
     mfu: float
+    steps: int = 0
     pareto: bool = False
     rank_by_cost: int = 0
     rank_by_time: int = 0
@@ -108,7 +116,12 @@ class Exclusion:
 
 @dataclass(frozen=True, slots=True)
 class PlanResult:
-    """The planner's answer."""
+    """The planner's answer.
+
+    ``needs_multi_node`` is true unless one 8-GPU node both holds the job and finishes it
+    within ``deadline_hours`` (the request's, or the 90-day default: ``deadline_is_default``).
+    ``nodes_for_deadline`` is the fewest nodes of any priced offer that meet the deadline.
+    """
 
     model: ModelShape
     seq_len: int
@@ -122,6 +135,11 @@ class PlanResult:
     excluded: tuple[Exclusion, ...]
     error_band_pct: float
     assumptions: tuple[Assumption, ...] = field(default_factory=tuple)
+    deadline_hours: float | None = None
+    deadline_is_default: bool = False
+    nodes_for_deadline: int | None = None
+    stack: Stack = DEFAULT_STACK
+    allow_spot: bool = False
 
     @property
     def by_time(self) -> tuple[PlanOption, ...]:

@@ -21,9 +21,9 @@ from clusterscout.model.planner.request import Job
 from clusterscout.model.planner.results import GpuVerdict, MemoryArithmetic
 
 
-def job_hours(job: Job, step_time_s: float) -> float:
-    """Hours to run every step of ``job`` at ``step_time_s`` per step."""
-    return job.steps * step_time_s / SECONDS_PER_HOUR
+def job_hours(steps: int, step_time_s: float) -> float:
+    """Hours to run ``steps`` steps of ``step_time_s`` each."""
+    return steps * step_time_s / SECONDS_PER_HOUR
 
 
 def memory_arithmetic(model: ModelShape) -> MemoryArithmetic:
@@ -45,6 +45,6 @@ def gpu_verdict(job: Job, gpu: GpuSpec, calibration: Calibration) -> GpuVerdict:
         memory_gib=gpu.memory_gib,
         min_gpus_to_fit=min_gpus_to_fit(job, gpu, calibration),
         one_node_fits=best is not None,
-        one_node_time_hours=job_hours(job, best.step_time_s) if best else None,
+        one_node_time_hours=job_hours(best.steps, best.step_time_s) if best else None,
         one_node_layout=layout_of(best.workload) if best else None,
     )
