@@ -108,12 +108,13 @@ def _unusable(offer: PlanOffer, gpu: GpuSpec | None, job: Job) -> ExclusionReaso
 
 
 def _no_candidate_reason(offer: PlanOffer, request: PlanRequest) -> ExclusionReason:
-    if offer.price_tier == SPOT_TIER and not request.allow_spot:
-        return ExclusionReason.SPOT_MULTI_NODE
+    # An unknown network rules out several nodes whatever the price, so it is said first.
     if offer.fabric is None:
         return ExclusionReason.UNKNOWN_FABRIC
     if offer.per_node_gbps is None:
         return ExclusionReason.UNKNOWN_GBPS
+    if offer.price_tier == SPOT_TIER and not request.allow_spot:
+        return ExclusionReason.SPOT_MULTI_NODE
     return ExclusionReason.TOO_SMALL
 
 
