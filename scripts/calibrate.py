@@ -68,7 +68,6 @@ from clusterscout.model.checkmodel import (  # noqa: E402
     check,
     express,
     figures_by_stack,
-    percentile,
     predict,
     result_for,
     source_group,
@@ -824,7 +823,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 _: Callable[..., object] = main
-_unused = percentile
 
 if __name__ == "__main__":
     raise SystemExit(main())
