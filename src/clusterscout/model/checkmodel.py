@@ -47,6 +47,11 @@ INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
         "why": "400 Gb/s RDMA per GPU stated, RoCE or InfiniBand not: expressed as InfiniBand "
         "(the two kinds share latencies in the model and differ only in fitted bus efficiency)",
     },
+    "trainy-whitefiber-2025": {
+        "fabric": "infiniband",
+        "why": "as github.com/pytorch/torchtitan: 400 Gb/s RDMA per GPU (CX-7) stated, the "
+        "kind not",
+    },
     "github.com/bigscience-workshop/bigscience": {
         "fabric": "infiniband",
         "why": "Omni-Path (4 x 100 Gbit/s per node) is not a catalog fabric; expressed as the "
