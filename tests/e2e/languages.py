@@ -22,7 +22,8 @@ SAME_IN_EVERY_LANGUAGE: Final = re.compile(
     r"https?://\S+|%\(\w+\)s|\b(?:\w*\d\w*|InfiniBand|RoCE|EFA|Ethernet|NVLink|NVSwitch|"
     r"GPUDirect|RDMA|NCCL|SXM|HGX|DGX|GPUs?|CPU|Slurm|Kubernetes|FSDP|Llama|Alpha|Beta|Gamma|"
     r"Cloud|clusterscout|JSON|API|CSV|SVG|USD|GB|GiB|TB|Gbit|TFLOPS|MFU|ClusterMAX|"
-    r"SemiAnalysis|[Cc]lusters?|[Mm]ulti|true|false)\b"
+    r"SemiAnalysis|Megatron|PyTorch|DeepSpeed|megatron|pytorch|deepspeed|NeMo|torchtitan|"
+    r"TP|PP|VP|DP|CP|EP|ZeRO|[Cc]lusters?|[Mm]ulti|true|false)\b"
 )
 WORD: Final = re.compile(r"[^\W\d_]{2,}")
 CODES: Final = ("en", "pt", "es", "fr", "de")
