@@ -34,7 +34,11 @@ def test_providers_and_compare(cat: Catalog) -> None:
     assert [p["slug"] for p in cat.providers(multi_node="yes")] == ["alpha", "beta"]
     detail = cat.provider("beta")
     assert detail is not None
-    assert {o["id"] for o in detail["offers"]} == {"beta-mi300x-roce", "beta-h100-eth"}
+    assert {o["id"] for o in detail["offers"]} == {
+        "beta-mi300x-roce",
+        "beta-h100-eth",
+        "beta-h100-pool",
+    }
     assert cat.provider("nope") is None
     assert [p["slug"] for p in cat.compare("beta", "alpha")] == ["alpha", "beta"]
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from clusterscout.app.fields import OFFER_FILTER_NAMES
-from clusterscout.catalog.filters import OfferFilter, SortKey, matches, parse_sort
+from clusterscout.catalog.filters import OfferFilter, SortKey, Unknowable, matches, parse_sort
 from clusterscout.catalog.load import load_catalog
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import (
@@ -54,17 +54,20 @@ def test_unknown_facts_never_match(catalog: CatalogData) -> None:
 
 def test_price_tier_keeps_priced_offers_and_moves_the_price_bound(catalog: CatalogData) -> None:
     # alpha-h100-ib: on-demand 2.99, reserved 2.29; alpha-a100-ib: on-demand 1.79;
-    # beta-mi300x-roce: reserved 1.99; beta-h100-eth: no price.
+    # alpha-a100-ib also spot 0.79; beta-mi300x-roce: reserved 1.99; beta-h100-eth: no price.
     on_demand = OfferFilter(price_tier=PriceTier.ON_DEMAND)
     assert _ids(catalog, on_demand) == {"alpha-h100-ib", "alpha-a100-ib"}
     assert _ids(catalog, OfferFilter(price_tier=PriceTier.RESERVED)) == {
         "alpha-h100-ib",
         "beta-mi300x-roce",
     }
-    assert _ids(catalog, OfferFilter(price_tier=PriceTier.SPOT)) == set()
-    # Any tier: alpha-h100-ib is under 2.5 thanks to its reserved price ...
-    assert "alpha-h100-ib" in _ids(catalog, OfferFilter(max_price=2.5))
-    # ... on demand it is not.
+    assert _ids(catalog, OfferFilter(price_tier=PriceTier.SPOT)) == {"alpha-a100-ib"}
+    # By default the bound is on the headline price: alpha-h100-ib's on-demand 2.99 is over
+    # 2.5 (its reserved 2.29 does not count); beta-mi300x-roce's headline is its reserved 1.99.
+    assert _ids(catalog, OfferFilter(max_price=2.5)) == {"alpha-a100-ib", "beta-mi300x-roce"}
+    assert "alpha-h100-ib" in _ids(
+        catalog, OfferFilter(max_price=2.5, price_tier=PriceTier.RESERVED)
+    )
     assert _ids(catalog, OfferFilter(max_price=2.5, price_tier=PriceTier.ON_DEMAND)) == {
         "alpha-a100-ib"
     }
@@ -74,12 +77,14 @@ def test_price_sort_uses_the_chosen_tier(fixture_engine: Engine) -> None:
     with fixture_engine.connect() as conn:
         any_tier = list_offers(conn, OfferFilter(), SortKey.PRICE).records
         on_demand = list_offers(conn, OfferFilter(price_tier=PriceTier.ON_DEMAND)).records
-    # Any tier: a100 1.79 (on-demand), mi300x 1.99 (reserved), h100 2.29 (reserved), unpriced.
+    # Headline: a100 1.79 (on-demand; its spot 0.79 never leads), mi300x 1.99 (reserved),
+    # h100 2.99 (on-demand), then the unpriced ones.
     assert [r["id"] for r in any_tier] == [
         "alpha-a100-ib",
         "beta-mi300x-roce",
         "alpha-h100-ib",
         "beta-h100-eth",
+        "beta-h100-pool",
     ]
     assert [r["id"] for r in on_demand] == ["alpha-a100-ib", "alpha-h100-ib"]
 
@@ -90,7 +95,11 @@ def test_specific_filters(catalog: CatalogData) -> None:
         "alpha-a100-ib",
     }
     assert _ids(catalog, OfferFilter(min_nodes=100)) == {"alpha-h100-ib", "beta-mi300x-roce"}
-    assert _ids(catalog, OfferFilter(region="central")) == {"beta-mi300x-roce", "beta-h100-eth"}
+    assert _ids(catalog, OfferFilter(region="central")) == {
+        "beta-mi300x-roce",
+        "beta-h100-eth",
+        "beta-h100-pool",
+    }
     assert _ids(catalog, OfferFilter(orchestration=(OrchestrationKind.SLURM,))) == {
         "alpha-h100-ib",
         "alpha-a100-ib",
@@ -120,9 +129,30 @@ STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
         lambda xs: tuple(dict.fromkeys(xs))
     ),
     "price_tier": st.none() | st.sampled_from(list(PriceTier)),
+    "include_unknown": st.lists(st.sampled_from(list(Unknowable)), max_size=4, unique=True).map(
+        tuple
+    ),
 }
 """A strategy per offer filter: a new row of the fields table needs one (see below)."""
 filters = st.builds(OfferFilter, **STRATEGIES)
+
+
+def test_include_unknown_lets_in_offers_whose_fact_is_unknown(catalog: CatalogData) -> None:
+    # gamma's offers state no fabric, bandwidth or RDMA; alpha's and beta's do.
+    strict = _ids(catalog, OfferFilter(rdma=True))
+    loose = _ids(catalog, OfferFilter(rdma=True, include_unknown=(Unknowable.RDMA,)))
+    unknown_rdma = {o.id for o in catalog.offers if o.gpudirect_rdma is None}
+    assert unknown_rdma, "the fixture needs an offer with unknown RDMA"
+    assert loose == strict | unknown_rdma
+    # Letting in the unknowns of another filter changes nothing.
+    assert _ids(catalog, OfferFilter(rdma=True, include_unknown=(Unknowable.REGION,))) == strict
+    # An offer whose RDMA is known to be absent stays out.
+    assert not any(o.gpudirect_rdma is False for o in catalog.offers if o.id in loose)
+
+
+def test_include_unknown_is_canonical_only_for_filters_that_are_set() -> None:
+    f = OfferFilter(min_gbps=400, include_unknown=(Unknowable.MIN_GBPS, Unknowable.RDMA))
+    assert f.to_params() == [("include_unknown", "min_gbps"), ("min_gbps", "400")]
 
 
 def test_every_filter_of_the_table_is_generated() -> None:

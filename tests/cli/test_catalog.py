@@ -61,15 +61,16 @@ def test_offers_csv_parses(db: list[str]) -> None:
     result = runner.invoke(app, ["offers", "--format", "csv", "--sort", "gbps", *db])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    assert len(rows) == 4
-    assert rows[-1]["id"] == "beta-h100-eth"  # 400 Gb/s sorts after 3200 and 1600
+    assert len(rows) == 5
+    # 400 Gb/s sorts after 3200 and 1600; the unknown bandwidth last.
+    assert [r["id"] for r in rows[-2:]] == ["beta-h100-eth", "beta-h100-pool"]
     assert rows[-1]["from_usd_per_gpu_hour"] == ""
 
 
 def test_offers_table_shows_unknown(db: list[str]) -> None:
     result = runner.invoke(app, ["offers", "--provider", "beta", *db], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "2 offers" in result.stdout
+    assert "3 offers" in result.stdout
     assert "unknown" in result.stdout
 
 
@@ -118,7 +119,7 @@ def test_build_db_refuses_a_broken_catalog_and_keeps_the_old_db(
         app, ["build-db", "--database-url", url, "--data-dir", str(fixture_data_dir)]
     )
     assert ok.exit_code == 0, ok.output
-    assert "built 3 providers, 4 offers" in ok.stdout
+    assert "built 3 providers, 5 offers" in ok.stdout
     broken = tmp_path / "data"
     shutil.copytree(fixture_data_dir, broken)
     (broken / "providers" / "alpha.toml").write_text("slug = 1")
@@ -126,7 +127,7 @@ def test_build_db_refuses_a_broken_catalog_and_keeps_the_old_db(
     assert bad.exit_code == 1
     assert "the database was not changed" in bad.stderr
     after = runner.invoke(app, ["offers", "--format", "json", "--database-url", url])
-    assert len(json.loads(after.stdout)) == 4
+    assert len(json.loads(after.stdout)) == 5
 
 
 def test_bad_database_url_is_reported(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_filter_open_provider_and_compare(
     p.goto(f"{live_server}/{lang}/multi-node/")
     expect(p.locator("html")).to_have_attribute("lang", lang)
     rows = p.locator("#results table.offers tbody tr")
-    expect(rows).to_have_count(4)
+    expect(rows).to_have_count(5)
 
     p.locator("#f-fabric-infiniband").check()
     p.wait_for_url(re.compile(r"/multi-node/\?fabric=infiniband$"))
@@ -72,6 +72,15 @@ def test_filter_open_provider_and_compare(
 
     p.reload()
     expect(p.locator("#f-fabric-infiniband")).to_be_checked()
+    expect(rows).to_have_count(2)
+    # The live region announces the count only, after an htmx swap.
+    expect(p.locator("#live-count")).to_have_text("")
+
+    # One offer states neither fabric nor RDMA: the header says so and lets it in in one click.
+    p.locator("#results a.include-unknown").click()
+    p.wait_for_url(re.compile(r"include_unknown=fabric&include_unknown=rdma"))
+    expect(rows).to_have_count(3)
+    p.go_back()
     expect(rows).to_have_count(2)
 
     p.locator("#results a[href$='/providers/alpha/']").first.click()

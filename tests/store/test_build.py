@@ -39,7 +39,7 @@ def _snapshot(engine: Engine) -> tuple[dict[str, int], str]:
 
 def test_build_loads_everything(fresh_engine: Engine, fixture_data_dir: Path) -> None:
     stats, problems = build(fresh_engine, fixture_data_dir)
-    assert (stats.providers, stats.offers, stats.prices) == (3, 4, 4)
+    assert (stats.providers, stats.offers, stats.prices) == (3, 5, 5)
     assert problems == []
     with fresh_engine.connect() as conn:
         assert current_revision(conn) == head_revision()
@@ -49,6 +49,7 @@ def test_build_loads_everything(fresh_engine: Engine, fixture_data_dir: Path) ->
             "beta-mi300x-roce",
             "alpha-h100-ib",
             "beta-h100-eth",  # no price sorts last
+            "beta-h100-pool",
         ]
         h100 = page.records[2]
         assert h100["sources"]["per_node_gbps"] == [

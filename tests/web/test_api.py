@@ -42,7 +42,7 @@ def _error(r: object, status: int, field: str | None) -> dict[str, object]:
 def test_offers_list_shape(client: TestClient) -> None:
     body = client.get("/api/v1/offers").json()
     assert set(body) == {"data", "count", "meta"}
-    assert body["count"] == len(body["data"]) == 4
+    assert body["count"] == len(body["data"]) == 5
     for offer in body["data"]:
         assert set(offer) >= OFFER_FIELDS
         for refs in offer["sources"].values():
@@ -77,14 +77,31 @@ def test_providers_list_and_detail(client: TestClient) -> None:
     ("query", "ids"),
     [
         ("fabric=infiniband&rdma=true", {"alpha-h100-ib", "alpha-a100-ib"}),
-        ("gpu=h100", {"alpha-h100-ib", "beta-h100-eth"}),
+        ("gpu=h100", {"alpha-h100-ib", "beta-h100-eth", "beta-h100-pool"}),
         ("min_gbps=1600&sort=gbps", {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce"}),
-        ("provisioning=waitlist", {"beta-mi300x-roce", "beta-h100-eth"}),
+        ("provisioning=waitlist", {"beta-mi300x-roce", "beta-h100-eth", "beta-h100-pool"}),
         ("orchestration=slurm&orchestration=kubernetes", {"alpha-h100-ib", "alpha-a100-ib"}),
         ("max_price=2", {"alpha-a100-ib", "beta-mi300x-roce"}),
         ("min_nodes=100", {"alpha-h100-ib", "beta-mi300x-roce"}),
-        ("region=EU", {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce", "beta-h100-eth"}),
-        ("multi_node=true&provider=beta", {"beta-mi300x-roce", "beta-h100-eth"}),
+        (
+            "region=EU",
+            {
+                "alpha-h100-ib",
+                "alpha-a100-ib",
+                "beta-mi300x-roce",
+                "beta-h100-eth",
+                "beta-h100-pool",
+            },
+        ),
+        ("multi_node=true&provider=beta", {"beta-mi300x-roce", "beta-h100-eth", "beta-h100-pool"}),
+        (
+            "rdma=true_or_unknown&fabric=roce&include_unknown=fabric",
+            {"beta-mi300x-roce", "beta-h100-pool"},
+        ),
+        (
+            "min_gbps=1600&include_unknown=min_gbps",
+            {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce", "beta-h100-pool"},
+        ),
         ("price_tier=reserved", {"alpha-h100-ib", "beta-mi300x-roce"}),
         ("price_tier=on_demand&max_price=2.5", {"alpha-a100-ib"}),
     ],
@@ -109,7 +126,7 @@ def test_filters_agree_in_html_api_and_cli(
 def test_paging(client: TestClient) -> None:
     first = client.get("/api/v1/offers?limit=2").json()
     second = client.get("/api/v1/offers?limit=2&offset=2").json()
-    assert first["count"] == second["count"] == 4
+    assert first["count"] == second["count"] == 5
     assert len(first["data"]) == len(second["data"]) == 2
     assert {o["id"] for o in first["data"]}.isdisjoint(o["id"] for o in second["data"])
     assert first["meta"]["limit"] == 2

@@ -61,6 +61,7 @@ CUSTOM: dict[str, Any] = {
     "rdma": False,
     "region": "eu",
     "stack": "pytorch",
+    "include_unknown": ["region"],
 }
 """The other way to name a job: a parameter count and optimizer steps."""
 

@@ -20,41 +20,53 @@ def _headers(html: str) -> list[str]:
 
 def test_decisive_columns_come_first(client: TestClient) -> None:
     headers = _headers(client.get("/en/multi-node/?ref=70b-fsdp-16").text)
-    assert headers[:6] == [
-        "Provider", "GPU", "Fabric", "Gbit/s per node", "GPUDirect RDMA", "From, per GPU-hour",
+    assert headers[:7] == [
+        "Provider", "GPU", "Fabric", "Gbit/s per node", "GPUDirect RDMA", "Price, per GPU-hour",
+        "Spot, per GPU-hour",
     ]  # fmt: skip
-    assert headers[6].startswith("Effective, per useful GPU-hour")
-    assert headers[7].startswith("Scaling efficiency")
-    assert headers[8:] == [
+    assert headers[7].startswith("Effective, per useful GPU-hour")
+    assert headers[8].startswith("Scaling efficiency")
+    assert headers[9:] == [
         "Cluster size",
+        "Region",
+        "How fast",
         "Provisioning",
         "Orchestration",
         "Storage",
         "Last checked",
+        "Sources",
     ]
 
 
-def test_first_column_is_marked_sticky_and_low_priority_columns_are_tagged(
-    client: TestClient,
-) -> None:
+def test_optional_columns_are_tagged_for_the_chooser(client: TestClient) -> None:
     html = client.get("/en/offers/").text
     assert '<th scope="col" class="p1 first">' in html
     assert '<th scope="row" class="p1 first">' in html
-    # Provisioning, orchestration, storage and the check date give way first on narrow screens.
-    assert re.search(r'<th scope="col" class="p3"[^>]*>Provisioning', html)
-    assert re.search(r'<th scope="col" class="p3" id="storage">', html)
+    # RDMA, provisioning, orchestration, storage and the check date are behind the chooser.
+    for key in ("rdma", "provisioning", "orchestration", "storage", "checked"):
+        assert re.search(rf'<th scope="col" class="opt c-{key}"', html), key
+        assert f'id="col-{key}"' in html
     # Without a provider column (provider page) the GPU column is the sticky one.
     provider = client.get("/en/providers/alpha/").text
     assert 'class="p1 first">GPU</th>' in provider
 
 
-def test_storage_is_a_short_label_with_products_behind_it(client: TestClient) -> None:
+def test_one_link_per_row_with_sources_behind_a_disclosure(client: TestClient) -> None:
+    html = client.get("/en/offers/").text
+    row = html.split('<tr id="offer-alpha-h100-ib">')[1].split("</tr>", 1)[0]
+    before, disclosure = row.split('<details class="row-more">', 1)
+    assert before.count("<a ") == 1  # the provider
+    assert "https://alpha.example.com/" in disclosure  # sources listed behind it
+    assert '<summary>Sources<span class="sr"> · Alpha Cloud H100-SXM-80GB</span></summary>' in row
+
+
+def test_storage_is_a_short_label_with_products_behind_the_disclosure(client: TestClient) -> None:
     html = client.get("/de/offers/").text
-    cell = re.search(r'<td class="p3 storage">(.*?)</td>', html, re.S)
+    cell = re.search(r'class="opt c-storage storage">(.*?)</td>', html, re.S)
     assert cell
-    assert "<summary>gemeinsames Dateisystem</summary>" in cell.group(1)
+    assert "gemeinsames Dateisystem" in cell.group(1)
     # Catalog prose in the page's language (data/locale), marked with that language.
-    assert '<ul lang="de"><li>Paralleles Dateisystem</li></ul>' in cell.group(1)
+    assert '<span lang="de">: Paralleles Dateisystem</span>' in html
 
 
 @pytest.mark.parametrize(

@@ -113,8 +113,11 @@ def test_price_tier_shows_that_tiers_price(client: TestClient) -> None:
         assert found, row
         return found.group(1)
 
-    # alpha-h100-ib lists reserved 2.29 and on-demand 2.99: the default shows the lowest.
-    assert price_of(client.get("/en/offers/").text, "alpha-h100-ib") == "$2.29/GPU-h"
+    # alpha-h100-ib lists reserved 2.29 and on-demand 2.99: the default shows the headline
+    # (on-demand first), a chosen tier shows that tier's price.
+    assert price_of(client.get("/en/offers/").text, "alpha-h100-ib") == "$2.99/GPU-h"
+    html = client.get("/en/offers/?price_tier=reserved").text
+    assert price_of(html, "alpha-h100-ib") == "$2.29/GPU-h"
     html = client.get("/en/offers/?price_tier=on_demand").text
     assert price_of(html, "alpha-h100-ib") == "$2.99/GPU-h"
     assert "offer-beta-mi300x-roce" not in html  # reserved only

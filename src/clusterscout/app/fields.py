@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from clusterscout.catalog.filters import Unknowable
 from clusterscout.domain.messages import N_
 from clusterscout.domain.models import (
     FabricKind,
@@ -400,7 +401,10 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field(
         "rdma",
         Kind.BOOL,
-        N_("GPUDirect RDMA supported (true) or not (false)."),
+        N_(
+            "GPUDirect RDMA supported (true) or not (false); true_or_unknown also keeps "
+            "offers where it is unknown."
+        ),
         N_("GPUDirect RDMA"),
         _BOTH,
         facet=Facet(Widget.CHECKBOX, option_label=N_("required")),
@@ -453,7 +457,7 @@ FIELDS: Final[tuple[Field, ...]] = (
         facet=Facet(
             Widget.SELECT,
             hint=N_("Shows, filters and sorts on this tier's price; offers without one drop out."),
-            empty=N_("any (lowest listed)"),
+            empty=N_("headline (on-demand, else reserved)"),
         ),
         form=FormField(
             FormSection.LIMITS,
@@ -466,7 +470,10 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field(
         "max_price",
         Kind.NUMBER,
-        N_("Maximum from-price, USD per GPU-hour (of price_tier when given, else of any tier)."),
+        N_(
+            "Maximum price, USD per GPU-hour (of price_tier when given, else the headline "
+            "price: on-demand, else reserved, else capacity block)."
+        ),
         N_("Max price (USD per GPU-hour)"),
         _OFFERS,
         minimum=0,
@@ -507,9 +514,23 @@ FIELDS: Final[tuple[Field, ...]] = (
             advice=N_("Choose providers from the list."),
         ),
     ),
+    Field(
+        "include_unknown",
+        Kind.CHOICE,
+        N_(
+            "Also keep offers whose fact is unknown for these filters (repeatable), e.g. "
+            "include_unknown=min_gbps; a boolean filter can say rdma=true_or_unknown instead."
+        ),
+        N_("Include unknown"),
+        _BOTH,
+        enum=Unknowable,
+        repeatable=True,
+    ),
 )
 
 FIELDS_BY_NAME: Final = {f.name: f for f in FIELDS}
+UNKNOWABLE_NAMES: Final = frozenset(u.value for u in Unknowable)
+"""Filters whose unknowns ``include_unknown`` (or a boolean's ``true_or_unknown``) lets in."""
 OFFER_FILTERS: Final = tuple(f for f in FIELDS if f.used_as(Use.OFFER_FILTER))
 OFFER_FILTER_NAMES: Final = tuple(f.name for f in OFFER_FILTERS)
 PLAN_FIELDS: Final = tuple(

@@ -17,6 +17,7 @@ from clusterscout.app.fields import (
     OFFER_FILTERS,
     PLAN_FIELD_NAMES,
     PLAN_FIELDS,
+    UNKNOWABLE_NAMES,
     Field,
     Kind,
     Use,
@@ -128,6 +129,22 @@ def _one(field: Field, raw: str) -> Any:
     return raw.lower()
 
 
+_OR_UNKNOWN: Final = "_or_unknown"
+
+
+def _unknowns_of_booleans(norm: dict[str, list[str]]) -> None:
+    """Read ``rdma=true_or_unknown`` as ``rdma=true`` plus ``include_unknown=rdma`` (in place)."""
+    for field in OFFER_FILTERS:
+        if field.kind is not Kind.BOOL or field.name not in UNKNOWABLE_NAMES:
+            continue
+        raws = norm.get(field.name, [])
+        for i, raw in enumerate(raws):
+            key = raw.strip().lower().replace("-", "_")
+            if key.endswith(_OR_UNKNOWN):
+                raws[i] = key.removesuffix(_OR_UNKNOWN)
+                norm.setdefault("include_unknown", []).append(field.name)
+
+
 def parse_offer_filter(
     params: Mapping[str, Sequence[str]],
     resolve_gpu: GpuResolver,
@@ -148,6 +165,7 @@ def parse_offer_filter(
     norm: dict[str, list[str]] = {}
     for key, raws in params.items():
         norm.setdefault(key.replace("-", "_"), []).extend(raws)
+    _unknowns_of_booleans(norm)
     unknown = sorted(set(norm) - set(OFFER_FILTER_NAMES))
     if unknown:
         known = ", ".join(OFFER_FILTER_NAMES)

@@ -120,8 +120,12 @@ def mark_freshness(
     """
     today = today or datetime.now(UTC).date()
     for record in records:
-        if "prices" in record:
-            record["prices"] = with_freshness(record["prices"], today, stale_after_days)
-        for offer in record.get("offers", []):
-            offer["prices"] = with_freshness(offer["prices"], today, stale_after_days)
+        for offer in [record, *record.get("offers", [])]:
+            if "prices" in offer:
+                offer["prices"] = with_freshness(offer["prices"], today, stale_after_days)
+            if offer.get("headline_price"):
+                (offer["headline_price"],) = with_freshness(
+                    [offer["headline_price"]], today, stale_after_days
+                )
+                offer["headline_price"].pop("age_days")
     return records

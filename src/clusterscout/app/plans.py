@@ -31,6 +31,18 @@ def _chosen_price(
     return None, None
 
 
+def on_demand_trusted(record: Mapping[str, Any]) -> bool:
+    """False when the offer's on-demand price cannot be taken as on-demand.
+
+    That is when its provisioning says there are no on-demand clusters, or a recorded source
+    conflict about its provisioning concerns it (Crusoe's list prices against its
+    reservation-only FAQ, for one).
+    """
+    if (record.get("provisioning") or {}).get("on_demand_clusters") is False:
+        return False
+    return not any("provisioning" in (c.get("about") or ()) for c in record.get("conflicts") or ())
+
+
 def reach(record: Mapping[str, Any]) -> int | None:
     """The most nodes an offer record sells, listed or by quote; None when unknown."""
     counts = [n for n in (record.get("max_nodes"), record.get("max_nodes_by_quote")) if n]
@@ -40,9 +52,14 @@ def reach(record: Mapping[str, Any]) -> int | None:
 def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
     """The planner's view of an offer record: reach, fabric and the price a run would pay.
 
-    The price is ``tier``'s when given, else the first tier of ``TIER_PREFERENCE`` it has.
+    The price is ``tier``'s when given, else the first tier of ``TIER_PREFERENCE`` it has. An
+    on-demand price is passed over when sources say the offer has no on-demand clusters or
+    disagree about its provisioning: a run could not be started at that price.
     """
-    price, tier = _chosen_price(record, (tier,) if tier else TIER_PREFERENCE)
+    tiers: Sequence[str] = (tier,) if tier else TIER_PREFERENCE
+    if not on_demand_trusted(record):
+        tiers = [t for t in tiers if t != "on_demand"]
+    price, tier = _chosen_price(record, tiers)
     fabric = record.get("fabric")
     return PlanOffer(
         offer_id=record["id"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import Final
 
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import (
@@ -15,6 +16,23 @@ from clusterscout.domain.models import (
     Provider,
     ProvisioningMode,
 )
+
+HEADLINE_TIERS: Final = (PriceTier.ON_DEMAND, PriceTier.RESERVED, PriceTier.CAPACITY_BLOCK)
+"""Uninterruptible tiers, in the order the headline price takes them."""
+
+
+class Unknowable(StrEnum):
+    """Filters on facts the catalog may not know; ``include_unknown`` lets their unknowns in."""
+
+    FABRIC = "fabric"
+    RDMA = "rdma"
+    MIN_GBPS = "min_gbps"
+    ORCHESTRATION = "orchestration"
+    PROVISIONING = "provisioning"
+    PRICE_TIER = "price_tier"
+    MAX_PRICE = "max_price"
+    MIN_NODES = "min_nodes"
+    REGION = "region"
 
 
 class SortKey(StrEnum):
@@ -34,7 +52,7 @@ class OfferFilter:
 
     Repeated values of one filter are alternatives (gpu=A or gpu=B); different filters all hold.
     ``price_tier`` keeps offers priced in that tier and makes that tier's lowest price the one
-    ``max_price`` and the price sort use (by default, the lowest price of any tier).
+    ``max_price`` and the price sort use (by default, the headline price: see ``offer_price``).
     """
 
     multi_node: bool | None = None
@@ -49,6 +67,15 @@ class OfferFilter:
     min_nodes: int | None = None
     region: str | None = None
     provider: tuple[str, ...] = ()
+    include_unknown: tuple[Unknowable, ...] = ()
+
+    def active(self, name: str) -> bool:
+        """True when the filter ``name`` is set."""
+        return getattr(self, str(name)) not in (None, ())
+
+    def lets_unknown(self, name: Unknowable) -> bool:
+        """True when offers whose ``name`` fact is unknown pass that (active) filter."""
+        return name in self.include_unknown
 
     def is_empty(self) -> bool:
         """True when no filter is set."""
@@ -59,6 +86,9 @@ class OfferFilter:
         out: list[tuple[str, str]] = []
         for f in sorted(fields(self), key=lambda f: f.name):
             value = getattr(self, f.name)
+            if f.name == "include_unknown":
+                # Only filters that are set can let unknowns in; the rest would be noise.
+                value = tuple(u for u in value if self.active(u))
             if value is None or value == ():
                 continue
             if isinstance(value, tuple):
@@ -83,22 +113,18 @@ def parse_sort(raw: str | None) -> SortKey:
         raise InputError("sort", f"{raw!r} is not one of: {allowed}") from None
 
 
-def offer_provides(offer: Offer, mode: ProvisioningMode) -> bool:
-    """Whether the offer can be had in this provisioning mode, by its sourced facts."""
-    prov = offer.provisioning
-    if mode is ProvisioningMode.ON_DEMAND:
-        return prov.on_demand_clusters is True
-    if mode is ProvisioningMode.RESERVED:
-        return prov.reserved is True
-    return prov.waitlist is True
+def offer_price(offer: Offer, tier: PriceTier | None) -> float | None:
+    """The price filters and sorts use: ``tier``'s lowest, else the headline price.
 
-
-def offer_orchestrated(offer: Offer, kind: OrchestrationKind) -> bool:
-    """Whether the offer comes with this managed scheduler, by its sourced facts."""
-    orch = offer.orchestration
-    if kind is OrchestrationKind.SLURM:
-        return orch.managed_slurm is True
-    return orch.managed_kubernetes is True
+    The headline is the lowest price of the first uninterruptible tier priced (on-demand, else
+    reserved, else capacity block), so spot never leads a listing.
+    """
+    if tier is not None:
+        return offer.lowest_price(tier)
+    return next(
+        (p for t in HEADLINE_TIERS if (p := offer.lowest_price(t)) is not None),
+        None,
+    )
 
 
 def searchable_regions(offer: Offer, provider: Provider) -> str:
@@ -109,22 +135,49 @@ def searchable_regions(offer: Offer, provider: Provider) -> str:
 def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
     """Pure predicate: does ``offer`` (of ``provider``) satisfy every filter in ``f``?
 
-    Unknown facts never match a filter on that fact: a filter asks for evidence.
+    Unknown facts never match a filter on that fact (a filter asks for evidence) unless the
+    filter is named in ``include_unknown``; then an unknown fact passes it too.
     """
-    price = offer.lowest_price(f.price_tier)
+    price = offer_price(offer, f.price_tier)
+    regions = searchable_regions(offer, provider)
+    orch, prov = offer.orchestration, offer.provisioning
+    orch_facts = {
+        OrchestrationKind.SLURM: orch.managed_slurm,
+        OrchestrationKind.KUBERNETES: orch.managed_kubernetes,
+    }
+    prov_facts = {
+        ProvisioningMode.ON_DEMAND: prov.on_demand_clusters,
+        ProvisioningMode.RESERVED: prov.reserved,
+        ProvisioningMode.WAITLIST: prov.waitlist,
+    }
+    u = f.lets_unknown
     checks = (
         f.multi_node is None or (provider.multi_node is MultiNode.YES) == f.multi_node,
         not f.gpu or offer.gpu in f.gpu,
-        not f.fabric or offer.fabric in f.fabric,
+        not f.fabric or offer.fabric in f.fabric or (offer.fabric is None and u(Unknowable.FABRIC)),
         f.min_gbps is None
+        or (offer.per_node_gbps is None and u(Unknowable.MIN_GBPS))
         or (offer.per_node_gbps is not None and offer.per_node_gbps >= f.min_gbps),
-        f.rdma is None or offer.gpudirect_rdma is f.rdma,
-        all(offer_orchestrated(offer, k) for k in f.orchestration),
-        not f.provisioning or any(offer_provides(offer, m) for m in f.provisioning),
-        f.price_tier is None or price is not None,
-        f.max_price is None or (price is not None and price <= f.max_price),
-        f.min_nodes is None or (offer.reach_nodes is not None and offer.reach_nodes >= f.min_nodes),
-        f.region is None or f.region in searchable_regions(offer, provider),
+        f.rdma is None
+        or offer.gpudirect_rdma is f.rdma
+        or (offer.gpudirect_rdma is None and u(Unknowable.RDMA)),
+        all(
+            orch_facts[k] is True or (orch_facts[k] is None and u(Unknowable.ORCHESTRATION))
+            for k in f.orchestration
+        ),
+        not f.provisioning
+        or any(
+            prov_facts[m] is True or (prov_facts[m] is None and u(Unknowable.PROVISIONING))
+            for m in f.provisioning
+        ),
+        f.price_tier is None or price is not None or u(Unknowable.PRICE_TIER),
+        f.max_price is None
+        or (price is None and u(Unknowable.MAX_PRICE))
+        or (price is not None and price <= f.max_price),
+        f.min_nodes is None
+        or (offer.reach_nodes is None and u(Unknowable.MIN_NODES))
+        or (offer.reach_nodes is not None and offer.reach_nodes >= f.min_nodes),
+        f.region is None or f.region in regions or (not regions and u(Unknowable.REGION)),
         not f.provider or offer.provider in f.provider,
     )
     return all(checks)

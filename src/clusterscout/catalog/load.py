@@ -354,10 +354,27 @@ def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
     if discounts:
         field_sources["discounts"] = tuple(dict.fromkeys(s for d in discounts for s in d.sources))
     conflicts = tuple(
-        Conflict(topic=c.topic, note=c.note, sources=res.many(c.sources, f"conflicts[{i}].sources"))
+        Conflict(
+            topic=c.topic,
+            note=c.note,
+            sources=res.many(c.sources, f"conflicts[{i}].sources"),
+            about=tuple(c.about),
+            offers=tuple(c.offers),
+        )
         for i, c in enumerate(p.conflicts)
     )
-    offers = tuple(_offer(p.slug, o, p, res) for o in p.offers)
+    local_ids = {o.id for o in p.offers}
+    for i, c in enumerate(p.conflicts):
+        problems.extend(
+            Problem(label, f"conflicts[{i}].offers", f"no offer with id {oid!r}")
+            for oid in c.offers
+            if oid not in local_ids
+        )
+    # Each offer carries the conflicts that concern it, so its row can show a badge.
+    offers = tuple(
+        replace(o, conflicts=tuple(c for c in conflicts if not c.offers or o.local_id in c.offers))
+        for o in (_offer(p.slug, o, p, res) for o in p.offers)
+    )
     for sid in sorted(set(res.by_id) - res.used):
         problems.append(
             Problem(label, f"sources[{sid}]", "source is never cited", Severity.WARNING)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
+from clusterscout.catalog.filters import HEADLINE_TIERS
 from clusterscout.domain.models import (
     Billing,
+    Conflict,
     Discount,
     Offer,
     Orchestration,
@@ -21,6 +23,9 @@ from clusterscout.domain.models import (
 )
 
 Record = dict[str, Any]
+
+HEADLINE_TIER_VALUES: Final = tuple(t.value for t in HEADLINE_TIERS)
+"""Tiers that cannot be interrupted, in the order the headline price takes them (spot never)."""
 
 
 def source_ref(s: Source) -> dict[str, str]:
@@ -132,6 +137,40 @@ def price_record(p: Price) -> Record:
     }
 
 
+def conflict_record(c: Conflict) -> Record:
+    """A recorded disagreement between sources: topic, note, what it is about, its sources."""
+    return {
+        "topic": c.topic,
+        "note": c.note,
+        "about": [a.value for a in c.about],
+        "offers": list(c.offers),
+        "sources": source_refs(c.sources),
+    }
+
+
+def headline_price(prices: Sequence[Mapping[str, Any]]) -> Record | None:
+    """The price a listing leads with: the lowest of the first uninterruptible tier priced.
+
+    On-demand, else reserved, else capacity block; an offer priced only as spot has none.
+
+    >>> headline_price([{"tier": "spot", "usd_per_gpu_hour": 1.0, "as_of": "2026-01-01"},
+    ...                 {"tier": "reserved", "usd_per_gpu_hour": 3.0, "as_of": "2026-01-02"}])
+    {'tier': 'reserved', 'usd_per_gpu_hour': 3.0, 'as_of': '2026-01-02', 'term': None}
+    >>> headline_price([{"tier": "spot", "usd_per_gpu_hour": 1.0, "as_of": "2026-01-01"}])
+    """
+    for tier in HEADLINE_TIER_VALUES:
+        priced = [p for p in prices if p["tier"] == tier]
+        if priced:
+            best = min(priced, key=lambda p: float(p["usd_per_gpu_hour"]))
+            return {
+                "tier": tier,
+                "usd_per_gpu_hour": float(best["usd_per_gpu_hour"]),
+                "as_of": str(best["as_of"]),
+                "term": best.get("term"),
+            }
+    return None
+
+
 def offer_record(offer: Offer, provider_name: str) -> Record:
     """The public offer record."""
     return {
@@ -157,6 +196,8 @@ def offer_record(offer: Offer, provider_name: str) -> Record:
         "discounts": [discount_record(d) for d in offer.discounts],
         "prices": [price_record(p) for p in offer.prices],
         "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
+        "headline_price": headline_price([price_record(p) for p in offer.prices]),
+        "conflicts": [conflict_record(c) for c in offer.conflicts],
         "note": offer.note,
         "sources": sources_record(offer.field_sources),
     }
@@ -179,10 +220,7 @@ def provider_record(provider: Provider, *, with_offers: bool = False) -> Record:
         "storage": storage_record(provider.storage),
         "discounts": [discount_record(d) for d in provider.discounts],
         "ratings": [rating_record(r) for r in provider.ratings],
-        "conflicts": [
-            {"topic": c.topic, "note": c.note, "sources": source_refs(c.sources)}
-            for c in provider.conflicts
-        ],
+        "conflicts": [conflict_record(c) for c in provider.conflicts],
         "offer_count": len(provider.offers),
         "sources": sources_record(provider.field_sources),
     }

@@ -21,6 +21,7 @@ from clusterscout.domain.ids import SLUG_PATTERN
 from clusterscout.domain.models import (
     Access,
     BillingGranularity,
+    ConflictTopic,
     FabricKind,
     MultiNode,
     PriceTier,
@@ -165,6 +166,8 @@ class ConflictIn(_Sourced):
 
     topic: ShortText
     note: Text
+    about: list[Lax[ConflictTopic]] = Field(default_factory=list)
+    offers: list[Slug] = Field(default_factory=list)
 
 
 class PriceIn(_Strict):

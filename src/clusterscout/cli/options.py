@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 
 from clusterscout.app import database
 from clusterscout.app.errors import Failure, FailureKind, Operation, failure_of
-from clusterscout.app.fields import Field, Kind, Use
+from clusterscout.app.fields import UNKNOWABLE_NAMES, Field, Kind, Use
 from clusterscout.cli.output import err
 from clusterscout.settings import Settings
 
@@ -127,7 +127,7 @@ _METAVARS = {
 
 def _metavar(field: Field) -> str:
     if field.kind is Kind.BOOL:
-        return "[true|false]"
+        return "[true|false|true_or_unknown]" if field.name in UNKNOWABLE_NAMES else "[true|false]"
     if field.values:
         return "|".join(field.values)
     return _METAVARS[field.kind]

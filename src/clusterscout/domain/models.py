@@ -108,6 +108,17 @@ class RatingTier(_ParseableEnum):
     NOT_RECOMMENDED = "not_recommended"
 
 
+class ConflictTopic(_ParseableEnum):
+    """What a recorded source conflict is about (the listing badges price and provisioning)."""
+
+    PRICE = "price"
+    PROVISIONING = "provisioning"
+    CAPACITY = "capacity"
+    NETWORK = "network"
+    STORAGE = "storage"
+    OTHER = "other"
+
+
 class SourceKind(_ParseableEnum):
     """Where a source sits relative to the provider."""
 
@@ -221,6 +232,9 @@ class Conflict:
     topic: str
     note: str
     sources: Sources = ()
+    about: tuple[ConflictTopic, ...] = ()
+    offers: tuple[str, ...] = ()
+    """Local ids of the offers it concerns; empty means every offer of the provider."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +277,7 @@ class Offer:
     billing: Billing = field(default_factory=Billing)
     discounts: tuple[Discount, ...] = ()
     prices: tuple[Price, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
     field_sources: Mapping[str, Sources] = field(default_factory=dict)
 
     @property

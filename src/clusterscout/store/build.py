@@ -12,18 +12,9 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, func, insert, select
 
-from clusterscout.catalog.filters import (
-    offer_orchestrated,
-    offer_provides,
-    searchable_regions,
-)
+from clusterscout.catalog.filters import searchable_regions
 from clusterscout.catalog.records import offer_record, provider_record
-from clusterscout.domain.models import (
-    CatalogData,
-    MultiNode,
-    OrchestrationKind,
-    ProvisioningMode,
-)
+from clusterscout.domain.models import CatalogData, MultiNode
 from clusterscout.store import migrate
 from clusterscout.store.prices import CATALOG_FEED, Observation, append, refresh_current
 from clusterscout.store.tables import (
@@ -121,11 +112,12 @@ def build_database(
                     "max_nodes_by_quote": offer.max_nodes_by_quote,
                     "reach_nodes": offer.reach_nodes,
                     "multi_node": provider.multi_node is MultiNode.YES,
-                    "managed_slurm": offer_orchestrated(offer, OrchestrationKind.SLURM),
-                    "managed_kubernetes": offer_orchestrated(offer, OrchestrationKind.KUBERNETES),
-                    "on_demand": offer_provides(offer, ProvisioningMode.ON_DEMAND),
-                    "reserved": offer_provides(offer, ProvisioningMode.RESERVED),
-                    "waitlist": offer_provides(offer, ProvisioningMode.WAITLIST),
+                    # Null stays null: filters that include unknowns need to tell it apart.
+                    "managed_slurm": offer.orchestration.managed_slurm,
+                    "managed_kubernetes": offer.orchestration.managed_kubernetes,
+                    "on_demand": offer.provisioning.on_demand_clusters,
+                    "reserved": offer.provisioning.reserved,
+                    "waitlist": offer.provisioning.waitlist,
                     "regions_text": searchable_regions(offer, provider),
                     "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
                     "record_json": json.dumps(offer_record(offer, provider.name)),

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
-from clusterscout.catalog.records import record_price
+from clusterscout.catalog.records import headline_price, record_price
 from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offers, price_observations
 
 CATALOG_FEED = "catalog"
@@ -145,6 +145,8 @@ def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
         per_tier = {
             column: record_price(record, tier.value) for tier, column in TIER_PRICE_COLUMNS.items()
         }
+        headline = headline_price(prices)
+        record["headline_price"] = headline
         if prices:
             record["sources"]["prices"] = list(
                 {p["source"]["url"]: p["source"] for p in prices}.values()
@@ -152,7 +154,13 @@ def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
         conn.execute(
             update(offers)
             .where(offers.c.id == row.id)
-            .values(record_json=json.dumps(record), from_usd_per_gpu_hour=low, **per_tier)
+            .values(
+                record_json=json.dumps(record),
+                from_usd_per_gpu_hour=low,
+                headline_usd_per_gpu_hour=headline["usd_per_gpu_hour"] if headline else None,
+                headline_as_of=date.fromisoformat(headline["as_of"]) if headline else None,
+                **per_tier,
+            )
         )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, true
 
-from clusterscout.catalog.filters import OfferFilter, SortKey
+from clusterscout.catalog.filters import OfferFilter, SortKey, Unknowable
 from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import (
     GpuSpec,
@@ -42,40 +42,51 @@ class Page:
 def offer_conditions(f: OfferFilter) -> list[ColumnElement[bool]]:
     """SQL conditions equivalent to ``catalog.filters.matches`` (a test holds them equal)."""
     c = offers.c
+    u = f.lets_unknown
     conds: list[ColumnElement[bool]] = []
+
+    def add(cond: ColumnElement[bool], name: Unknowable, column: Any) -> None:
+        # With include_unknown, an offer whose fact is null passes the filter as well.
+        conds.append(or_(cond, column.is_(None)) if u(name) else cond)
+
     if f.multi_node is not None:
         conds.append(c.multi_node.is_(f.multi_node))
     if f.gpu:
         conds.append(c.gpu.in_(f.gpu))
     if f.fabric:
-        conds.append(c.fabric.in_([x.value for x in f.fabric]))
+        add(c.fabric.in_([x.value for x in f.fabric]), Unknowable.FABRIC, c.fabric)
     if f.min_gbps is not None:
-        conds.append(c.per_node_gbps >= f.min_gbps)
+        add(c.per_node_gbps >= f.min_gbps, Unknowable.MIN_GBPS, c.per_node_gbps)
     if f.rdma is not None:
-        conds.append(c.gpudirect_rdma.is_(f.rdma))
-    conds.extend(_ORCHESTRATION_COLUMNS[k].is_(True) for k in f.orchestration)
+        add(c.gpudirect_rdma.is_(f.rdma), Unknowable.RDMA, c.gpudirect_rdma)
+    for k in f.orchestration:
+        col = _ORCHESTRATION_COLUMNS[k]
+        add(col.is_(True), Unknowable.ORCHESTRATION, col)
     if f.provisioning:
-        conds.append(or_(*(_PROVISIONING_COLUMNS[m].is_(True) for m in f.provisioning)))
+        cols = [_PROVISIONING_COLUMNS[m] for m in f.provisioning]
+        unknown = [col.is_(None) for col in cols] if u(Unknowable.PROVISIONING) else []
+        conds.append(or_(*(col.is_(True) for col in cols), *unknown))
     price = _price_column(f)
-    if f.price_tier is not None:
+    if f.price_tier is not None and not u(Unknowable.PRICE_TIER):
         conds.append(price.is_not(None))
     if f.max_price is not None:
-        conds.append(price <= f.max_price)
+        add(price <= f.max_price, Unknowable.MAX_PRICE, price)
     if f.min_nodes is not None:
-        conds.append(c.reach_nodes >= f.min_nodes)
+        add(c.reach_nodes >= f.min_nodes, Unknowable.MIN_NODES, c.reach_nodes)
     if f.region:
         # LIKE needs its wildcards escaped so a user's "%" or "_" is matched literally.
         escaped = f.region.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        conds.append(c.regions_text.like(f"%{escaped}%", escape="\\"))
+        cond = c.regions_text.like(f"%{escaped}%", escape="\\")
+        conds.append(or_(cond, c.regions_text == "") if u(Unknowable.REGION) else cond)
     if f.provider:
         conds.append(c.provider.in_(f.provider))
     return conds
 
 
 def _price_column(f: OfferFilter) -> Any:
-    """The price ``max_price`` and the price sort use: the tier's, else the lowest of any tier."""
+    """The price ``max_price`` and the price sort use: the tier's, else the headline price."""
     if f.price_tier is None:
-        return offers.c.from_usd_per_gpu_hour
+        return offers.c.headline_usd_per_gpu_hour
     return offers.c[TIER_PRICE_COLUMNS[f.price_tier]]
 
 
@@ -84,6 +95,9 @@ def _order(stmt: Select[Any], sort: SortKey, f: OfferFilter) -> Select[Any]:
     # Unknown values sort last in every ordering; the id keeps pages stable.
     if sort is SortKey.PRICE:
         price = _price_column(f)
+        if f.price_tier is None:
+            # At equal price the fresher price first, so stale prices sort after fresh ones.
+            return stmt.order_by(price.is_(None), price, c.headline_as_of.desc(), c.id)
         return stmt.order_by(price.is_(None), price, c.id)
     if sort is SortKey.GBPS:
         return stmt.order_by(c.per_node_gbps.is_(None), c.per_node_gbps.desc(), c.id)

@@ -71,6 +71,10 @@ offers = Table(
     Column("usd_reserved", Float, index=True),
     Column("usd_spot", Float, index=True),
     Column("usd_capacity_block", Float, index=True),
+    # The headline price (first uninterruptible tier priced) and its date, for the default
+    # sort: cheapest first, fresher first at equal price (migration 0006).
+    Column("headline_usd_per_gpu_hour", Float, index=True),
+    Column("headline_as_of", Date),
     Column("record_json", Text, nullable=False),
     Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
 )

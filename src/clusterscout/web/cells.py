@@ -36,6 +36,13 @@ STACK_LABELS: Final = {
     "pytorch": "PyTorch FSDP / torchtitan",
     "deepspeed": "DeepSpeed",
 }
+ACCESS_LABELS: Final = {
+    "self_serve": N_("self-serve now"),
+    "approval": N_("after approval"),
+    "sales": N_("through sales"),
+    "waitlist": N_("waitlist"),
+}
+"""How fast a buyer gets a cluster (the provisioning ``access`` fact), fastest first."""
 VALUE_LABELS: Final[Mapping[type[StrEnum], Mapping[str, str]]] = {
     FabricKind: FABRIC_LABELS,
     Stack: STACK_LABELS,
@@ -133,6 +140,12 @@ def fact(fmt: Formatter, text: str | None, refs: Sequence[Mapping[str, Any]], **
 def bool_fact(fmt: Formatter, value: bool | None, refs: Sequence[Mapping[str, Any]]) -> Cell:
     """A yes/no fact cell."""
     return fact(fmt, None if value is None else yes_no(fmt, value), refs)
+
+
+def country_names(fmt: Formatter, codes: Iterable[str]) -> list[str]:
+    """Country names in the reader's language for ISO 3166-1 alpha-2 codes."""
+    names = fmt.locale.territories
+    return [str(names.get(c, c)) for c in codes]
 
 
 def fabric_label(value: str | None) -> str | None:

@@ -181,16 +181,3 @@ def build_groups(
     )
     groups.append(Group("sort", fmt.gettext("Sort by"), "select", sort_options))
     return groups
-
-
-def active_filters(groups: Sequence[Group]) -> list[tuple[str, str]]:
-    """(group label, option label) pairs of what is currently selected, for a summary line."""
-    out: list[tuple[str, str]] = []
-    for g in groups:
-        if g.name == "sort":
-            continue
-        if g.kind in {"checkbox", "select"}:
-            out.extend((g.label, o.label) for o in g.options if o.checked and o.value)
-        elif g.value:
-            out.append((g.label, g.value))
-    return out

@@ -9,7 +9,8 @@ from starlette.requests import Request
 
 from clusterscout.app import offers
 from clusterscout.catalog.filters import OfferFilter, SortKey
-from clusterscout.web import facets, params, reference
+from clusterscout.web import chips, facets, params, reference
+from clusterscout.web.chips import Chip, Unknowns
 from clusterscout.web.i18n import Formatter
 from clusterscout.web.runtime import state_of
 from clusterscout.web.viewmodels import OfferRow, offer_rows
@@ -32,9 +33,12 @@ class Listing:
     page: int
     count: int
     count_text: str
+    show_text: str
+    """The filter drawer's button: "Show 12 results"."""
     rows: list[OfferRow]
     groups: list[facets.Group]
-    active: list[tuple[str, str]]
+    active: list[Chip]
+    unknowns: Unknowns | None
     canonical_query: str
     reset_href: str
     prev_href: str | None
@@ -80,7 +84,10 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     with st.engine.connect() as conn:
         f, sort, result = offers.find_offers(conn, filters, size, (page - 1) * size)
         groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)
-    drop = () if all_offers else ("multi_node",)
+        drop = () if all_offers else ("multi_node",)
+        active, unknowns = chips.build(
+            fmt, f, sort, groups, result.count, lambda g: offers.count_offers(conn, g), drop
+        )
     pairs = params.canonical_pairs(f, sort, page=page, drop=drop)
     if ref is not None:
         pairs = sorted([*pairs, (reference.PARAM, ref.key)])
@@ -118,9 +125,12 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         count=result.count,
         count_text=fmt.ngettext("%(num)s offer", "%(num)s offers", result.count)
         % {"num": fmt.number(result.count)},
+        show_text=fmt.ngettext("Show %(num)s result", "Show %(num)s results", result.count)
+        % {"num": fmt.number(result.count)},
         rows=rows,
         groups=groups,
-        active=facets.active_filters(groups),
+        active=active,
+        unknowns=unknowns,
         canonical_query=params.query_string(pairs),
         reset_href="?",
         prev_href=_page_href(pairs, page - 1) or "?" if page > 1 else None,

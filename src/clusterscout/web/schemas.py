@@ -138,6 +138,35 @@ class PriceOut(_Out):
     stale: bool = Field(description="older than the server's stale_after_days (default 30)")
 
 
+class ConflictOut(_Out):
+    """Two sources that disagree and what was kept."""
+
+    topic: str
+    note: str
+    about: list[Literal["price", "provisioning", "capacity", "network", "storage", "other"]] = (
+        Field(description="what the disagreement is about; rows badge price and provisioning")
+    )
+    offers: list[str] = Field(
+        description="local ids of the offers it concerns; empty: every offer of the provider"
+    )
+    sources: list[SourceRef]
+
+
+class HeadlinePriceOut(_Out):
+    """The price listings lead with and sort on by default."""
+
+    tier: Literal["on_demand", "reserved", "capacity_block"] = Field(
+        description="the first uninterruptible tier priced: on_demand, else reserved, else "
+        "capacity_block (spot is never the headline)"
+    )
+    usd_per_gpu_hour: float = Field(description="lowest price of that tier")
+    as_of: date
+    term: str | None
+    stale: bool | None = Field(
+        default=None, description="older than the server's stale_after_days (default 30)"
+    )
+
+
 class OfferOut(_Out):
     """A cluster offer: one provider, one GPU model, one fabric."""
 
@@ -162,17 +191,14 @@ class OfferOut(_Out):
     billing: BillingOut
     discounts: list[DiscountOut]
     prices: list[PriceOut]
-    from_usd_per_gpu_hour: float | None
+    from_usd_per_gpu_hour: float | None = Field(description="lowest price of any tier, spot too")
+    headline_price: HeadlinePriceOut | None = Field(
+        description="the price listings show and sort on; null when no uninterruptible tier "
+        "is priced"
+    )
+    conflicts: list[ConflictOut] = Field(description="recorded source conflicts about it")
     note: str | None
     sources: Sources
-
-
-class ConflictOut(_Out):
-    """Two sources that disagree and what was kept."""
-
-    topic: str
-    note: str
-    sources: list[SourceRef]
 
 
 class ProviderOut(_Out):

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
+from clusterscout.catalog.records import headline_price
 from clusterscout.web.cells import (
+    ACCESS_LABELS,
     ORCHESTRATION_LABELS,
     PROVISIONING_LABELS,
     TIER_LABELS,
     Cell,
     bool_fact,
+    country_names,
     fabric_label,
     fact,
     latest_check,
@@ -23,6 +26,9 @@ from clusterscout.web.cells import (
 from clusterscout.web.i18n import Formatter
 
 Record = Mapping[str, Any]
+
+BADGED_CONFLICTS: Final = frozenset({"price", "provisioning"})
+"""Conflicts that put the row's price in doubt, so the row shows a badge."""
 
 
 def today() -> date:
@@ -49,6 +55,18 @@ class OfferRow:
     price: Cell
     storage: Cell
     last_checked: str
+    spot: Cell = field(default_factory=lambda: Cell(""))
+    """The lowest spot price, in its own column: it can be interrupted, so it never leads."""
+    conflict: str | None = None
+    """Badge text when sources disagree about the offer's price or provisioning."""
+    conflict_note: str | None = None
+    """The recorded note(s) behind the badge (catalog prose, English)."""
+    region: Cell = field(default_factory=lambda: Cell(""))
+    """Countries of the offer's regions (else the provider's), in the reader's language."""
+    access: Cell = field(default_factory=lambda: Cell(""))
+    """How fast a cluster can be had: self-serve, after approval, through sales, waitlist."""
+    facts: tuple[tuple[str, Cell], ...] = ()
+    """Every fact of the row with its sources, for the row's disclosure."""
     efficiency: Cell | None = None
     """Predicted scaling efficiency on the chosen reference workload (None: none chosen)."""
     effective: Cell | None = None
@@ -110,10 +128,13 @@ def cluster_size(fmt: Formatter, r: Record) -> Cell:
 def price_cell(
     fmt: Formatter, prices: Sequence[Record], stale_after_days: int, tier: str | None = None
 ) -> Cell:
-    """The lowest current price (of ``tier``, else of any tier) with its tier, ``as_of`` date
-    and a stale badge when old."""
+    """The lowest current price of ``tier`` (else the headline price: the first uninterruptible
+    tier priced) with its tier, ``as_of`` date and a stale badge when old."""
     if tier is not None:
         prices = [p for p in prices if p["tier"] == tier]
+    else:
+        headline = headline_price(prices)
+        prices = [p for p in prices if headline and p["tier"] == headline["tier"]]
     if not prices:
         return unknown(fmt)
     best = min(prices, key=lambda p: p["usd_per_gpu_hour"])
@@ -134,6 +155,26 @@ def price_cell(
         detail=detail,
         sort_value=f"{best['usd_per_gpu_hour']:012.4f}",
     )
+
+
+def region_cell(fmt: Formatter, r: Record, provider: Record | None) -> Cell:
+    """Countries of the offer's regions, else of its provider's, else its region names."""
+    for rec in (r, provider or {}):
+        if rec.get("countries"):
+            names = country_names(fmt, rec["countries"])
+            return fact(fmt, ", ".join(names), refs_for(rec, "regions"))
+    names = list(r.get("regions") or (provider or {}).get("regions") or ())
+    if names:
+        return fact(fmt, ", ".join(names), refs_for(r, "regions"), lang="en")
+    return unknown(fmt)
+
+
+def access_cell(fmt: Formatter, r: Record) -> Cell:
+    """How fast a buyer gets a cluster, from the sourced ``access`` fact."""
+    access = (r.get("provisioning") or {}).get("access")
+    if access is None:
+        return unknown(fmt)
+    return fact(fmt, fmt.gettext(ACCESS_LABELS.get(access, access)), refs_for(r, "provisioning"))
 
 
 def storage_cell(fmt: Formatter, provider: Record | None) -> Cell:
@@ -177,31 +218,66 @@ def offer_row(
     if fabric and generation.startswith(prefix):
         fabric = f"{fabric} {generation.removeprefix(prefix).upper()}"
     checked = latest_check(r)
-    return OfferRow(
-        id=r["id"],
-        provider_name=r["provider_name"],
-        provider_href=f"/{fmt.lang}/providers/{r['provider']}/",
-        offer_name=r["name"],
-        gpu=fact(fmt, r["gpu"], refs_for(r, "gpu")),
-        gpus_per_node=fact(
-            fmt,
-            None if r["gpus_per_node"] is None else fmt.number(r["gpus_per_node"]),
-            refs_for(r, "gpus_per_node"),
-        ),
-        fabric=fact(fmt, fabric, refs_for(r, "fabric", "fabric_generation")),
-        gbps=fact(
+    badged = [c for c in r.get("conflicts") or () if BADGED_CONFLICTS & set(c.get("about") or ())]
+    cells = {
+        "gpu": fact(fmt, r["gpu"], refs_for(r, "gpu")),
+        "fabric": fact(fmt, fabric, refs_for(r, "fabric", "fabric_generation")),
+        "gbps": fact(
             fmt,
             None if gbps is None else fmt.number(gbps),
             refs_for(r, "per_node_gbps"),
             sort_value=f"{gbps or 0:010.1f}",
         ),
-        rdma=bool_fact(fmt, r["gpudirect_rdma"], refs_for(r, "gpudirect_rdma")),
-        orchestration=_orchestration(fmt, r),
-        provisioning=_provisioning(fmt, r),
-        cluster_size=cluster_size(fmt, r),
-        price=price_cell(fmt, r["prices"], stale_after_days, tier),
-        storage=storage_cell(fmt, provider),
+        "rdma": bool_fact(fmt, r["gpudirect_rdma"], refs_for(r, "gpudirect_rdma")),
+        "price": price_cell(fmt, r["prices"], stale_after_days, tier),
+        "spot": price_cell(fmt, r["prices"], stale_after_days, "spot"),
+        "cluster_size": cluster_size(fmt, r),
+        "region": region_cell(fmt, r, provider),
+        "access": access_cell(fmt, r),
+        "provisioning": _provisioning(fmt, r),
+        "orchestration": _orchestration(fmt, r),
+        "storage": storage_cell(fmt, provider),
+    }
+    labels = {
+        "gpu": fmt.gettext("GPU"),
+        "fabric": fmt.gettext("Fabric"),
+        "gbps": fmt.gettext("Gbit/s per node"),
+        "rdma": fmt.gettext("GPUDirect RDMA"),
+        "price": fmt.gettext("Price, per GPU-hour"),
+        "spot": fmt.gettext("Spot, per GPU-hour"),
+        "cluster_size": fmt.gettext("Cluster size"),
+        "region": fmt.gettext("Region"),
+        "access": fmt.gettext("How fast"),
+        "provisioning": fmt.gettext("Provisioning"),
+        "orchestration": fmt.gettext("Orchestration"),
+        "storage": fmt.gettext("Storage"),
+    }
+    return OfferRow(
+        id=r["id"],
+        provider_name=r["provider_name"],
+        provider_href=f"/{fmt.lang}/providers/{r['provider']}/",
+        offer_name=r["name"],
+        gpu=cells["gpu"],
+        gpus_per_node=fact(
+            fmt,
+            None if r["gpus_per_node"] is None else fmt.number(r["gpus_per_node"]),
+            refs_for(r, "gpus_per_node"),
+        ),
+        fabric=cells["fabric"],
+        gbps=cells["gbps"],
+        rdma=cells["rdma"],
+        orchestration=cells["orchestration"],
+        provisioning=cells["provisioning"],
+        cluster_size=cells["cluster_size"],
+        price=cells["price"],
+        storage=cells["storage"],
         last_checked=fmt.day(checked) if checked else fmt.gettext("unknown"),
+        spot=cells["spot"],
+        conflict=fmt.gettext("sources disagree") if badged else None,
+        conflict_note=" ".join(c["note"] for c in badged) or None,
+        region=cells["region"],
+        access=cells["access"],
+        facts=tuple((labels[k], c) for k, c in cells.items() if not c.unknown and c.sources),
     )
 
 

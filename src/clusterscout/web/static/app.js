@@ -12,6 +12,25 @@
     }
   });
 
+  // Phones: the filters start closed in a drawer; "Show N results" closes it again.
+  var drawer = document.getElementById("drawer");
+  var narrow = window.matchMedia("(max-width: 600px)");
+  if (drawer && narrow.matches) {
+    drawer.open = false;
+  }
+  document.addEventListener("click", function (event) {
+    var show = event.target.closest && event.target.closest("#show-results");
+    var results = document.getElementById("results");
+    if (show && drawer && results) {
+      event.preventDefault();
+      if (narrow.matches) {
+        drawer.open = false;
+      }
+      results.focus();
+      results.scrollIntoView();
+    }
+  });
+
   // Open the FAQ answer or guide section a URL fragment points to.
   function openTarget() {
     var id = window.location.hash.slice(1);
