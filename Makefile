@@ -8,7 +8,7 @@ PORT ?= 8000
 RUN_STAMP := $(VENV)/.run-installed
 DEV_STAMP := $(VENV)/.dev-installed
 
-.PHONY: run test check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium bench clean help
+.PHONY: run test check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium axe bench clean help
 
 help:
 	@echo "make run      build the database from data/ and serve http://$(HOST):$(PORT)"
@@ -49,6 +49,17 @@ chromium:
 	  fi; \
 	fi
 
+# axe-core for the accessibility browser tests, from npm (pinned by package-lock.json); the
+# tests load it from disk, so nothing is fetched at test time.
+AXE := tests/e2e/axe/node_modules/axe-core/axe.min.js
+$(AXE): tests/e2e/axe/package.json tests/e2e/axe/package-lock.json
+	@if ! command -v npm >/dev/null && [ "$$(id -u)" = "0" ]; then \
+	  (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; \
+	fi
+	@if command -v npm >/dev/null; then npm ci --prefix tests/e2e/axe --no-audit --no-fund --silent; \
+	else echo "warning: npm missing and not root; the accessibility browser tests will be skipped"; fi
+axe: $(AXE)
+
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests scripts bench
 	$(BIN)/ruff format --check src tests scripts bench
@@ -70,7 +81,7 @@ i18n-catalog: $(RUN_STAMP)
 i18n-extract: $(DEV_STAMP)
 	$(BIN)/python -m clusterscout.web.i18n extract
 
-test: $(DEV_STAMP) chromium i18n lint types
+test: $(DEV_STAMP) chromium axe i18n lint types
 	$(BIN)/clusterscout validate data
 	$(BIN)/pytest -n 2 --dist loadgroup --cov --cov-report= --doctest-modules --doctest-glob='README.md' \
 	  tests src/clusterscout/domain src/clusterscout/catalog
