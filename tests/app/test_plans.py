@@ -91,12 +91,16 @@ def test_plan_ranks_priced_offers_and_explains_exclusions(fixture_engine: Engine
     assert offer_ids
     excluded = {e["offer"]["offer_id"]: e["reason"] for e in result["excluded"]}
     assert excluded.get("beta-h100-eth") == "no price"
+    mi300x = next(o for o in result["options"] if o["offer"]["offer_id"] == "beta-mi300x-roce")
+    assert mi300x["offer"]["minimum_hours"] == 4380
     costs = [o["cost_usd"] for o in result["options"]]
     assert costs == sorted(costs)
     for option in result["options"]:
         gpus = option["nodes"] * option["offer"]["gpus_per_node"]
         price = option["offer"]["usd_per_gpu_hour"]
-        assert option["cost_usd"] == pytest.approx(price * gpus * option["time_hours"])
+        # A run shorter than the offer's minimum term pays the minimum (beta: 6 months).
+        billed = max(option["time_hours"], option["offer"]["minimum_hours"] or 0)
+        assert option["cost_usd"] == pytest.approx(price * gpus * billed)
         assert 0 < option["scaling_efficiency"] <= 1
 
 

@@ -101,3 +101,20 @@ def test_planner_passes_over_an_on_demand_price_in_doubt() -> None:
     assert plan_offer(reserved_only).price_tier == "reserved"
     only_on_demand = {**conflicted, "prices": record["prices"][:1]}
     assert plan_offer(only_on_demand).usd_per_gpu_hour is None
+
+
+def test_german_compare_starts_with_price_and_capacity_and_quotes_a_total(
+    client: TestClient,
+) -> None:
+    html = client.get("/de/compare/?p=alpha&p=beta&gpus=64&months=6&start=2026-12-01").text
+    first = html.split("<tbody", 2)[1]
+    assert 'id="cmp-price"' in first
+    assert "Preis auf Abruf, pro GPU-Stunde" in first
+    assert "Größter Cluster" in first
+    quote_table = html.split('class="quote-table"', 1)[1].split("</table>", 1)[0]
+    # Alpha: A100 on demand, 1.79 x 64 GPUs x 182 days; Beta: reserved MI300X, paid up front.
+    assert "500.398\u00a0$" in quote_table
+    assert "im Voraus bezahlt" in quote_table
+    assert "EUR" in quote_table and "BRL" in quote_table
+    r = client.get("/de/compare/?p=alpha&p=beta&gpus=lots")
+    assert r.status_code == 400

@@ -43,6 +43,23 @@ def on_demand_trusted(record: Mapping[str, Any]) -> bool:
     return not any("provisioning" in (c.get("about") or ()) for c in record.get("conflicts") or ())
 
 
+def minimum_hours(record: Mapping[str, Any], tier: str | None) -> float | None:
+    """Least hours a run of this offer pays: its billing minimum, or the chosen price's term.
+
+    A termed price (a 2-week 1-Click Cluster, a 1-year reservation) is paid for its whole term.
+    """
+    billing = (record.get("billing") or {}).get("minimum_hours")
+    terms = [
+        24 * p["term_days"]
+        for p in record.get("prices") or ()
+        if p["tier"] == tier
+        and p.get("term_days")
+        and p["usd_per_gpu_hour"] == record_price(record, tier)
+    ]
+    found = [h for h in (billing, *terms) if h]
+    return max(found) if found else None
+
+
 def reach(record: Mapping[str, Any]) -> int | None:
     """The most nodes an offer record sells, listed or by quote; None when unknown."""
     counts = [n for n in (record.get("max_nodes"), record.get("max_nodes_by_quote")) if n]
@@ -72,6 +89,7 @@ def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
         max_nodes=reach(record),
         usd_per_gpu_hour=price,
         price_tier=tier,
+        minimum_hours=minimum_hours(record, tier),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from clusterscout.domain.units import SECONDS_PER_HOUR
 
 
@@ -26,3 +28,19 @@ def effective_usd_per_gpu_hour(usd_per_gpu_hour: float, scaling_efficiency: floa
     A cluster that scales at 80% bills 1.25 GPU-hours per GPU-hour of one-node-equivalent work.
     """
     return usd_per_gpu_hour / scaling_efficiency
+
+
+def billed_hours(
+    hours: float, minimum_hours: float | None = None, term_hours: float | None = None
+) -> float:
+    """Hours a buyer pays for a run of ``hours``: at least the minimum, whole terms when termed.
+
+    A run shorter than the billing minimum pays the minimum; a commitment of ``term_hours`` is
+    paid in whole terms (a 6-month run on 1-year terms pays one year; on 2-week terms, 13 terms).
+
+    >>> billed_hours(197), billed_hours(197, minimum_hours=336), billed_hours(4380, None, 336)
+    (197, 336, 4704)
+    """
+    if term_hours:
+        hours = math.ceil(hours / term_hours - 1e-9) * term_hours
+    return max(hours, minimum_hours or 0)

@@ -135,10 +135,14 @@ class Formatter:
 
     def usd_whole(self, value: float) -> str:
         """A USD amount rounded to whole dollars, e.g. ``$3,405`` (en) or ``3.405 $`` (de)."""
+        return self.money_whole(value, "USD")
+
+    def money_whole(self, value: float, currency: str) -> str:
+        """An amount rounded to whole units of ``currency``, e.g. ``€3,405`` or ``R$ 3.405``."""
         pattern = self.locale.currency_formats["standard"].pattern.split(";")[0]
         pattern = re.sub(r"\.0+", "", pattern)
         return format_currency(
-            round(value), "USD", format=pattern, locale=self.locale, currency_digits=False
+            round(value), currency, format=pattern, locale=self.locale, currency_digits=False
         )
 
     def number(self, value: float) -> str:

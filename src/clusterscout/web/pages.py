@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Annotated, Any
+from datetime import date
+from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Path, Request
 from starlette.responses import RedirectResponse, Response
 
-from clusterscout.app import offers, prices
+from clusterscout.app import offers, prices, quotes
 from clusterscout.app.insights import ReferenceWorkload
 from clusterscout.catalog.filters import OfferFilter
-from clusterscout.web import content, listing, params, price_history, reference, viewmodels
+from clusterscout.catalog.rates import load_rates
+from clusterscout.domain.errors import InputError
+from clusterscout.web import (
+    compare_view,
+    content,
+    listing,
+    params,
+    price_history,
+    reference,
+    viewmodels,
+)
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import MULTI_NODE_LABELS
 from clusterscout.web.i18n import Formatter, negotiate
@@ -143,7 +154,7 @@ def compare(request: Request, lang: Lang) -> Response:
     lang = _lang(lang)
     st = state_of(request)
     fmt = st.formatter(lang)
-    unknown_params = sorted(set(request.query_params) - {"p", reference.PARAM})
+    unknown_params = sorted(set(request.query_params) - {"p", reference.PARAM, *QUOTE_PARAMS})
     if unknown_params:
         raise ApiError(400, "unknown_parameter", "unknown parameter", unknown_params[0])
     ref = reference.parse(request.query_params.getlist(reference.PARAM))
@@ -152,6 +163,10 @@ def compare(request: Request, lang: Lang) -> Response:
     pairs = [("p", s) for s in wanted]
     if ref is not None:
         pairs.append((reference.PARAM, ref.key))
+    asked = {k: request.query_params.get(k, "").strip() for k in QUOTE_PARAMS}
+    gpus, months = quotes.parse_request(asked["gpus"] or None, asked["months"] or None)
+    start = _start_date(asked["start"])
+    pairs += sorted((k, v) for k, v in asked.items() if v)
     query = params.query_string(pairs)
     records: list[dict[str, Any]] = []
     error = None
@@ -177,10 +192,44 @@ def compare(request: Request, lang: Lang) -> Response:
         ref_label=reference.label(fmt, ref) if ref is not None else None,
         ref_rows=_reference_rows(request, fmt, records, ref) if records and ref else [],
     )
+    if records:
+        rates = load_rates(st.settings.data_dir)
+        gpu = asked["gpu"] or None
+        hours = quotes.run_hours(start, months)
+        found = quotes.quote(records, gpus, hours, gpu)
+        ctx.update(
+            price_block=compare_view.price_section(fmt, records),
+            quote=compare_view.quote_rows(fmt, found, rates, hours),
+            quote_form={
+                "gpus": gpus,
+                "months": f"{months:g}",
+                "start": start.isoformat(),
+                "gpu": gpu or "",
+                "end": fmt.day(compare_view.end_date(start, hours).isoformat()),
+                "gpus_choices": sorted({o["gpu"] for r in records for o in r.get("offers") or ()}),
+            },
+            currencies=compare_view.currencies(lang),
+            rates=rates,
+            rates_day=fmt.day(rates.on.isoformat()) if rates else None,
+        )
     response = _html(request, lang, "pages/compare.html", ctx)
     if error:
         response.status_code = 400
     return response
+
+
+QUOTE_PARAMS: Final = ("gpus", "months", "start", "gpu")
+"""The compare page's quote: GPUs, months, start date and GPU model."""
+
+
+def _start_date(raw: str) -> date:
+    """The quote's start (ISO date), today by default."""
+    if not raw:
+        return viewmodels.today()
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise InputError("start", f"{raw!r} is not a date (YYYY-MM-DD)") from None
 
 
 def _reference_rows(

@@ -379,6 +379,11 @@ class PlanOfferOut(_Out):
     max_nodes: int | None = Field(description="most nodes sold, listed or by quote")
     usd_per_gpu_hour: float | None
     price_tier: str | None
+    minimum_hours: float | None = Field(
+        default=None,
+        description="least hours a run pays (billing minimum or the price's term); cost_usd "
+        "counts at least these",
+    )
 
 
 class LayoutOut(_Out):
@@ -502,6 +507,7 @@ def _plan_offer(o: PlanOffer) -> PlanOfferOut:
         max_nodes=o.max_nodes,
         usd_per_gpu_hour=o.usd_per_gpu_hour,
         price_tier=o.price_tier,
+        minimum_hours=o.minimum_hours,
     )
 
 

@@ -10,7 +10,7 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.cost import effective_usd_per_gpu_hour, job_cost_usd
+from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
 from clusterscout.model.inputs import ClusterSpec, TrainingWorkload
 from clusterscout.model.planner.layouts import best_layout, has_figures, layout_of, node_counts
 from clusterscout.model.planner.ranking import pick, rank
@@ -84,7 +84,10 @@ def _candidates(
                 nodes=nodes,
                 layout=layout_of(w),
                 time_hours=hours,
-                cost_usd=job_cost_usd(price, nodes * per_node, hours),
+                # A run shorter than the offer's minimum term still pays the minimum.
+                cost_usd=job_cost_usd(
+                    price, nodes * per_node, billed_hours(hours, offer.minimum_hours)
+                ),
                 scaling_efficiency=eff,
                 effective_usd_per_gpu_hour=effective_usd_per_gpu_hour(price, eff),
                 mfu=mfu,

@@ -31,6 +31,8 @@ class PlanOffer:
     max_nodes: int | None
     usd_per_gpu_hour: float | None
     price_tier: str | None = None
+    minimum_hours: float | None = None
+    """Least hours billed for a run (billing minimum or the price's term); None: no minimum."""
 
 
 @dataclass(frozen=True, slots=True)
