@@ -60,7 +60,9 @@ class OfferRow:
     conflict: str | None = None
     """Badge text when sources disagree about the offer's price or provisioning."""
     conflict_note: str | None = None
-    """The recorded note(s) behind the badge (catalog prose, English)."""
+    """The recorded note(s) behind the badge (catalog prose)."""
+    conflict_lang: str | None = None
+    """Language of ``conflict_note`` (the reader's when translated, else English)."""
     region: Cell = field(default_factory=lambda: Cell(""))
     """Countries of the offer's regions (else the provider's), in the reader's language."""
     access: Cell = field(default_factory=lambda: Cell(""))
@@ -126,7 +128,12 @@ def cluster_size(fmt: Formatter, r: Record) -> Cell:
 
 
 def price_cell(
-    fmt: Formatter, prices: Sequence[Record], stale_after_days: int, tier: str | None = None
+    fmt: Formatter,
+    prices: Sequence[Record],
+    stale_after_days: int,
+    tier: str | None = None,
+    *,
+    with_tier: bool = True,
 ) -> Cell:
     """The lowest current price of ``tier`` (else the headline price: the first uninterruptible
     tier priced) with its tier, ``as_of`` date and a stale badge when old."""
@@ -148,6 +155,8 @@ def price_cell(
         "tier": fmt.gettext(TIER_LABELS.get(str(best["tier"]), str(best["tier"]))),
         "date": fmt.day(as_of),
     }
+    if not with_tier:
+        detail = fmt.gettext("as of %(date)s") % {"date": fmt.day(as_of)}
     return Cell(
         per_hour,
         sources=source_links(fmt, [best["source"]]),
@@ -230,7 +239,7 @@ def offer_row(
         ),
         "rdma": bool_fact(fmt, r["gpudirect_rdma"], refs_for(r, "gpudirect_rdma")),
         "price": price_cell(fmt, r["prices"], stale_after_days, tier),
-        "spot": price_cell(fmt, r["prices"], stale_after_days, "spot"),
+        "spot": price_cell(fmt, r["prices"], stale_after_days, "spot", with_tier=False),
         "cluster_size": cluster_size(fmt, r),
         "region": region_cell(fmt, r, provider),
         "access": access_cell(fmt, r),
@@ -275,6 +284,7 @@ def offer_row(
         spot=cells["spot"],
         conflict=fmt.gettext("sources disagree") if badged else None,
         conflict_note=" ".join(c["note"] for c in badged) or None,
+        conflict_lang=fmt.catalog.lang_of(*(c["note"] for c in badged)) if badged else None,
         region=cells["region"],
         access=cells["access"],
         facts=tuple((labels[k], c) for k, c in cells.items() if not c.unknown and c.sources),
