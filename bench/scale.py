@@ -88,7 +88,9 @@ def measure(factor: int, repeat: int) -> None:
                 )
             ).all()
             print("  plan:", "; ".join(str(r[-1]) for r in plan))
-        settings = Settings(database_url=f"sqlite:///{db}", data_dir=data)
+        settings = Settings(
+            database_url=f"sqlite:///{db}", data_dir=data, public_url="http://testserver"
+        )
         with TestClient(create_app(settings)) as client:
             # A fresh query string per request defeats the page cache: every render is real.
             counter = iter(range(10**9))

@@ -27,7 +27,11 @@ FIXTURE = ROOT / "tests" / "fixtures" / "catalog"
 def _openapi() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        settings = Settings(database_url=f"sqlite:///{tmp}/schema.sqlite3", data_dir=FIXTURE)
+        settings = Settings(
+            database_url=f"sqlite:///{tmp}/schema.sqlite3",
+            data_dir=FIXTURE,
+            public_url="http://testserver",
+        )
         app = create_app(settings)
         spec = app.openapi()
         app.state.cs.engine.dispose()

@@ -39,7 +39,12 @@ def fixture_db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def fixture_settings(fixture_db_path: Path) -> Settings:
     """Settings pointing at the fixture database and catalog."""
-    return Settings(database_url=f"sqlite:///{fixture_db_path}", data_dir=FIXTURE_DATA_DIR)
+    # The in-process client sends Host: testserver; links are built from this public URL.
+    return Settings(
+        database_url=f"sqlite:///{fixture_db_path}",
+        data_dir=FIXTURE_DATA_DIR,
+        public_url="http://testserver",
+    )
 
 
 @pytest.fixture(scope="session")

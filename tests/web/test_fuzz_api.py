@@ -41,7 +41,10 @@ def _app() -> FastAPI:
     engine = make_engine(f"sqlite:///{path}")
     build(engine, FIXTURE_DATA_DIR)
     engine.dispose()
-    return create_app(Settings(database_url=f"sqlite:///{path}", data_dir=FIXTURE_DATA_DIR))
+    settings = Settings(
+        database_url=f"sqlite:///{path}", data_dir=FIXTURE_DATA_DIR, public_url="http://testserver"
+    )
+    return create_app(settings)
 
 
 schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", _app())

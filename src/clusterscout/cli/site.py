@@ -8,6 +8,7 @@ import click
 
 from clusterscout.cli.options import database_url_option, engine_for, settings_for
 from clusterscout.cli.output import out
+from clusterscout.settings import LOOPBACK_HOSTS
 
 
 @click.command()
@@ -23,6 +24,17 @@ def serve(host: str, port: int, workers: int, database_url: str | None) -> None:
     engine_for(database_url).dispose()  # builds when missing; fails early with a clear message
     if settings.database_url:
         os.environ["CLUSTERSCOUT_DATABASE_URL"] = settings.database_url
+    if settings.public_url is None:
+        # Absolute links (canonical, sitemap) are never built from the request's Host header.
+        wildcard = host in {"0.0.0.0", "::", ""}  # noqa: S104 - we only compare with it
+        shown = "127.0.0.1" if wildcard else (f"[{host}]" if ":" in host else host)
+        os.environ["CLUSTERSCOUT_PUBLIC_URL"] = f"http://{shown}:{port}"
+        if wildcard or shown not in LOOPBACK_HOSTS:
+            out.print(
+                f"warning: CLUSTERSCOUT_PUBLIC_URL is unset: links use http://{shown}:{port} "
+                "and only that host name is answered; set it to the site's public address",
+                highlight=False,
+            )
     out.print(f"serving on http://{host}:{port}/", highlight=False)
     # The app is named by import string: the CLI never imports the web layer, and
     # uvicorn can start several workers from it.

@@ -8,6 +8,7 @@ from xml.sax.saxutils import escape
 
 from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import PlainTextResponse, Response
 
 from clusterscout.app.database import open_engine
@@ -79,7 +80,11 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(price_history.router)
     app.include_router(pages.router)
     app.add_middleware(HeadersMiddleware, version=lambda: _version(app))
-    app.add_middleware(HeadAsGetMiddleware)  # outermost: the layers inside see a GET
+    app.add_middleware(HeadAsGetMiddleware)  # the layers inside see a GET
+    # Outermost: a request for a host we do not serve is refused before any cache sees it.
+    app.add_middleware(
+        TrustedHostMiddleware, allowed_hosts=settings.trusted_hosts(), www_redirect=False
+    )
     return app
 
 

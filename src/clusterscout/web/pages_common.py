@@ -35,8 +35,12 @@ class Alternate:
 
 
 def origin(request: Request) -> str:
-    """``scheme://host`` of the request, for absolute canonical and hreflang URLs."""
-    return str(request.base_url).rstrip("/")
+    """``scheme://host`` of the site, for absolute canonical, hreflang and sitemap URLs.
+
+    It comes from the configured public URL, never from the request: a Host or
+    X-Forwarded-Host header must not change what a cached page links to.
+    """
+    return state_of(request).settings.site_url()
 
 
 def base_context(
