@@ -120,8 +120,10 @@ def test_a_price_refresh_gives_the_data_a_new_version(engine: Engine, tmp_path: 
         second = queries.read_meta(conn)["data_version"]
     # Caches and ETags keyed on data_version must not serve the previous prices.
     assert len({built, first, second}) == 3
-    assert first.startswith(built + "+p")
+    assert first.startswith(built + "+")
     assert second.split("+")[0] == built
+    # A rebuild keeps the refreshed prices, so it must not go back to the version of the
+    # catalog prices (clients would keep their old ETags); the same content, same version.
     build(engine, FEEDS_CATALOG)
     with engine.connect() as conn:
-        assert queries.read_meta(conn)["data_version"] == built
+        assert queries.read_meta(conn)["data_version"] == second

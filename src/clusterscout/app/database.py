@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, inspect
@@ -14,18 +15,20 @@ from clusterscout.catalog.translations import translation_problems, translation_
 from clusterscout.settings import Settings
 from clusterscout.store import migrate, queries
 from clusterscout.store.build import BuildStats, build_database, data_version, ensure_schema
-from clusterscout.store.db import DatabaseURLError, make_engine
+from clusterscout.store.db import DatabaseURLError, make_engine, snapshot_connection
 
 __all__ = [
     "BuildStats",
     "CatalogInvalidError",
     "DatabaseURLError",
+    "Snapshot",
     "build",
     "build_meta",
     "engine_for_url",
     "is_built",
     "needs_migration",
     "open_engine",
+    "open_snapshot",
     "validate",
 ]
 
@@ -88,7 +91,9 @@ def open_engine(settings: Settings, *, build_if_missing: bool = True) -> Engine:
     meet a missing column.
     """
     engine = make_engine(
-        settings.resolved_database_url(), query_time_limit_ms=settings.query_time_limit_ms
+        settings.resolved_database_url(),
+        query_time_limit_ms=settings.query_time_limit_ms,
+        pool_size=settings.db_pool_size,
     )
     if not is_built(engine):
         if build_if_missing:
@@ -119,3 +124,34 @@ def build_meta(conn: Connection) -> dict[str, str]:
         "data_version": raw.get("data_version", "unbuilt"),
         "built_at": raw.get("built_at", ""),
     }
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """One consistent read of the database: a connection and the data version it sees.
+
+    Everything read through ``conn`` belongs to ``data_version``, because the version is
+    written in the same transaction as the data and read here in the same snapshot.
+    """
+
+    conn: Connection
+    data_version: str
+    built_at: str
+
+    def close(self) -> None:
+        """End the read and return the connection to the pool."""
+        self.conn.info.pop(queries.VERSION_KEY, None)
+        self.conn.close()
+
+
+def open_snapshot(engine: Engine) -> Snapshot:
+    """Start a consistent read; the caller closes it (``Snapshot.close``)."""
+    conn = snapshot_connection(engine)
+    try:
+        raw = queries.read_versions(conn)
+    except Exception:
+        conn.close()
+        raise
+    version = raw.get("data_version", "unbuilt")
+    conn.info[queries.VERSION_KEY] = version
+    return Snapshot(conn, version, raw.get("built_at", ""))

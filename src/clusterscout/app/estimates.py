@@ -28,11 +28,13 @@ def stored_calibration(conn: Connection) -> Calibration:
     Raises:
         CalibrationError: when the database was built without them.
     """
-    text = queries.read_meta(conn).get("calibration_toml")
+    text = queries.meta_value(conn, "calibration_toml")
     if not text:
         msg = "the database has no calibration; rebuild it with clusterscout build-db"
         raise CalibrationError(msg)
-    return parse_calibration(text, "stored calibration")
+    return queries.per_version(
+        conn, "calibration", lambda: parse_calibration(text, "stored calibration")
+    )
 
 
 def require_finite(data: Any, field: str, path: str = "") -> None:

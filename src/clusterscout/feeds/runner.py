@@ -15,8 +15,8 @@ from clusterscout.feeds.match import MatchResult, OfferIndex, Unmatched, match_i
 from clusterscout.store.prices import (
     Observation,
     append,
-    bump_data_version,
     current_prices,
+    publish_data_version,
     refresh_current,
 )
 from clusterscout.store.tables import feed_runs
@@ -131,7 +131,7 @@ def _apply(
     append(conn, result.observations)
     refresh_current(conn, {o.offer_id for o in result.observations})
     if result.observations:
-        bump_data_version(conn)
+        publish_data_version(conn)
     return result, changes
 
 

@@ -16,7 +16,13 @@ from clusterscout.catalog.filters import searchable_regions
 from clusterscout.catalog.records import offer_record, provider_record
 from clusterscout.domain.models import CatalogData, MultiNode
 from clusterscout.store import migrate
-from clusterscout.store.prices import CATALOG_FEED, Observation, append, refresh_current
+from clusterscout.store.prices import (
+    CATALOG_FEED,
+    Observation,
+    append,
+    publish_data_version,
+    refresh_current,
+)
 from clusterscout.store.tables import (
     catalog_translations,
     meta,
@@ -180,7 +186,7 @@ def build_database(
         conn.execute(
             insert(meta),
             [
-                {"key": "data_version", "value": version},
+                {"key": "catalog_version", "value": version},
                 {"key": "built_at", "value": now.isoformat()},
                 {"key": "gpus_json", "value": _gpus_json(catalog)},
                 # Stored with the build so every replica plans with the same constants.
@@ -191,5 +197,6 @@ def build_database(
                 ),
             ],
         )
+        published = publish_data_version(conn)
         n_prices = conn.execute(select(func.count()).select_from(price_observations)).scalar_one()
-    return BuildStats(len(provider_rows), len(offer_rows), int(n_prices), version)
+    return BuildStats(len(provider_rows), len(offer_rows), int(n_prices), published)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 CONNECT_TIMEOUT_S = 10
 """Seconds to wait for a PostgreSQL server before giving up (libpq ``connect_timeout``)."""
+THREADS_PER_PROCESS: Final = 40
+"""Starlette runs sync handlers on anyio's pool of 40 threads: the pool never needs more."""
 
 
 class DatabaseURLError(ValueError):
@@ -28,11 +30,15 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def make_engine(url: str, *, query_time_limit_ms: int | None = None) -> Engine:
+def make_engine(
+    url: str, *, query_time_limit_ms: int | None = None, pool_size: int | None = None
+) -> Engine:
     """Create an engine for ``url``.
 
     SQLite gets foreign keys, WAL (readers never block a rebuild) and, when a limit is given, a
     progress handler that aborts statements running past it (datasette's sql_time_limit_ms).
+    ``pool_size`` connections are kept open (a server sets it; connections past it are opened
+    per use, up to the server's thread count).
 
     Raises:
         DatabaseURLError: when the URL is malformed, names an unsupported backend, or the
@@ -49,6 +55,10 @@ def make_engine(url: str, *, query_time_limit_ms: int | None = None) -> Engine:
         msg = f"unsupported database backend {backend!r} (use sqlite or postgresql)"
         raise DatabaseURLError(msg)
     shown = parsed.render_as_string(hide_password=True)
+    pool: dict[str, Any] = {}
+    if pool_size is not None and parsed.database not in {None, "", ":memory:"}:
+        overflow = max(THREADS_PER_PROCESS - pool_size, 0)
+        pool = {"pool_size": pool_size, "max_overflow": overflow}
     if backend == "sqlite":
         path = sqlite_file(url)
         if path is not None:
@@ -57,13 +67,13 @@ def make_engine(url: str, *, query_time_limit_ms: int | None = None) -> Engine:
             except OSError as exc:
                 msg = f"cannot create the directory of {shown}: {exc.strerror or exc}"
                 raise DatabaseURLError(msg) from exc
-        engine = create_engine(url, connect_args={"check_same_thread": False})
+        engine = create_engine(url, connect_args={"check_same_thread": False}, **pool)
         _install_sqlite_pragmas(engine, query_time_limit_ms)
     else:
         connect_args: dict[str, Any] = {}
         if "connect_timeout" not in parsed.query:
             connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
-        engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+        engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args, **pool)
     _probe(engine, shown)
     return engine
 
@@ -106,3 +116,24 @@ def _set_time_limit(dbapi_conn: Any, limit_ms: int) -> None:
         state["deadline"] = time.monotonic() + limit_ms / 1000
 
     dbapi_conn.set_trace_callback(_arm)
+
+
+def snapshot_connection(engine: Engine) -> Connection:
+    """A connection in a read transaction: every statement on it sees one committed state.
+
+    Without it, each statement sees the newest commit, so a request could read its version
+    before a refresh and its prices after. SQLite's driver only opens a transaction before
+    a write, so we open one ourselves (in WAL mode the snapshot starts at the first read);
+    PostgreSQL gets REPEATABLE READ. The caller closes the connection, which ends it.
+    """
+    conn = engine.connect()
+    try:
+        if engine.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN")
+        else:
+            conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            conn.begin()
+    except Exception:
+        conn.close()
+        raise
+    return conn

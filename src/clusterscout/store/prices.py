@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -246,18 +247,36 @@ def stale_prices(conn: Connection, today: date, stale_after_days: int) -> list[d
     return out
 
 
-def bump_data_version(conn: Connection) -> str:
-    """Give the data a new version after prices changed outside a catalog build.
+def publish_data_version(conn: Connection) -> str:
+    """Write the data version of what the database now serves, in the caller's transaction.
 
-    The version is the catalog hash plus the newest observation id, so caches and ETags keyed
-    on ``data_version`` (web pages, plans) stop serving the old prices; a rebuild resets it.
+    It is the catalog's content hash (every data/ file, calibration included) plus, once feeds
+    have added prices, a digest of those observations. Written in the same transaction as the
+    data it describes, it is published atomically with it: a reader's snapshot holds both or
+    neither. A rebuild of the same catalog keeps the feed part, so it never returns to the
+    version that went with older prices; the same content always gives the same version.
     """
-    newest = conn.execute(select(func.max(price_observations.c.id))).scalar_one()
-    row = conn.execute(select(meta.c.value).where(meta.c.key == "data_version")).first()
-    base = (row.value if row else "unbuilt").split("+", 1)[0]
-    version = f"{base}+p{newest or 0}"
-    if row is None:
-        conn.execute(meta.insert().values(key="data_version", value=version))
-    else:
-        conn.execute(update(meta).where(meta.c.key == "data_version").values(value=version))
-    return version
+    rows = {
+        r.key: r.value
+        for r in conn.execute(
+            select(meta.c.key, meta.c.value).where(
+                meta.c.key.in_(("catalog_version", "data_version"))
+            )
+        )
+    }
+    catalog = rows.get("catalog_version") or rows.get("data_version", "unbuilt").split("+", 1)[0]
+    count, newest, total = conn.execute(
+        select(
+            func.count(), func.max(price_observations.c.id), func.sum(price_observations.c.id)
+        ).where(price_observations.c.feed != CATALOG_FEED)
+    ).one()
+    version = catalog
+    if count:
+        digest = hashlib.sha256(f"{count}:{newest}:{total}".encode()).hexdigest()[:8]
+        version = f"{catalog}+{digest}"
+    for key, value in (("catalog_version", catalog), ("data_version", version)):
+        if key in rows:
+            conn.execute(update(meta).where(meta.c.key == key).values(value=value))
+        else:
+            conn.execute(meta.insert().values(key=key, value=value))
+    return str(version)

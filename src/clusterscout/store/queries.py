@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, true
 
@@ -29,6 +29,32 @@ _PROVISIONING_COLUMNS = {
     ProvisioningMode.RESERVED: offers.c.reserved,
     ProvisioningMode.WAITLIST: offers.c.waitlist,
 }
+
+
+T = TypeVar("T")
+VERSION_KEY: Final = "clusterscout.snapshot_version"
+"""``Connection.info`` key: the data version a read snapshot carries (set by app.database)."""
+_MEMO_KEY: Final = "clusterscout.per_version"
+
+
+def per_version(conn: Connection, name: str, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered on this pooled connection for the snapshot's data version.
+
+    Lookups that change only with the data (provider slugs, GPU reference data, calibration)
+    are read once per version instead of once per request. Outside a snapshot (CLI, builds)
+    nothing is remembered. Values must not be mutated by callers.
+    """
+    version = conn.info.get(VERSION_KEY)
+    if version is None:
+        return compute()
+    memo: dict[str, tuple[str, Any]] = conn.info.setdefault(_MEMO_KEY, {})
+    hit = memo.get(name)
+    if hit is not None and hit[0] == version:
+        value: T = hit[1]
+        return value
+    value = compute()
+    memo[name] = (version, value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +141,19 @@ def list_offers(
 ) -> Page:
     """Offers matching ``f``, sorted, paged; ``count`` is the total before paging."""
     where = and_(true(), *offer_conditions(f))
-    count = conn.execute(select(func.count()).select_from(offers).where(where)).scalar_one()
-    stmt = _order(select(offers.c.record_json).where(where), sort, f).offset(offset)
+    # One query: the window count is the total before LIMIT/OFFSET.
+    total = func.count().over().label("total")
+    stmt = _order(select(offers.c.record_json, total).where(where), sort, f).offset(offset)
     if limit is not None:
         stmt = stmt.limit(limit)
-    records = [json.loads(r.record_json) for r in conn.execute(stmt)]
-    return Page(records, int(count))
+    rows = conn.execute(stmt).all()
+    if rows:
+        count = int(rows[0].total)
+    elif offset:  # past the end: the rows are gone but the total is still asked for
+        count = count_offers(conn, f)
+    else:
+        count = 0
+    return Page([json.loads(r.record_json) for r in rows], count)
 
 
 def list_providers(conn: Connection, multi_node: MultiNode | None = None) -> Page:
@@ -147,14 +180,23 @@ def get_providers(conn: Connection, slugs: Sequence[str]) -> list[dict[str, Any]
     return [rec for s in slugs if (rec := get_provider(conn, s)) is not None]
 
 
-def provider_slugs(conn: Connection) -> set[str]:
+def provider_slugs(conn: Connection) -> frozenset[str]:
     """Every provider slug in the store."""
-    return set(conn.execute(select(providers.c.slug)).scalars())
+    return per_version(
+        conn, "provider_slugs", lambda: frozenset(conn.execute(select(providers.c.slug)).scalars())
+    )
 
 
 def gpu_names(conn: Connection) -> list[str]:
     """GPU models that have at least one offer."""
-    return list(conn.execute(select(offers.c.gpu).distinct().order_by(offers.c.gpu)).scalars())
+    names = per_version(
+        conn,
+        "gpu_names",
+        lambda: tuple(
+            conn.execute(select(offers.c.gpu).distinct().order_by(offers.c.gpu)).scalars()
+        ),
+    )
+    return list(names)
 
 
 def facet_counts(conn: Connection, f: OfferFilter, column: str) -> dict[str, int]:
@@ -176,9 +218,29 @@ def read_meta(conn: Connection) -> dict[str, str]:
     return {r.key: r.value for r in conn.execute(select(meta))}
 
 
+def read_versions(conn: Connection) -> dict[str, str]:
+    """Only ``data_version`` and ``built_at`` (the meta table also holds large values)."""
+    wanted = ("data_version", "built_at")
+    return {r.key: r.value for r in conn.execute(select(meta).where(meta.c.key.in_(wanted)))}
+
+
+def meta_value(conn: Connection, key: str) -> str | None:
+    """One value stored with the build (GPU data, calibration), read once per data version."""
+
+    def read() -> str | None:
+        row = conn.execute(select(meta.c.value).where(meta.c.key == key)).first()
+        return None if row is None else str(row.value)
+
+    return per_version(conn, f"meta:{key}", read)
+
+
 def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:
     """GPU reference data stored with the build (without their sources)."""
-    raw = read_meta(conn).get("gpus_json")
+    return per_version(conn, "gpu_specs", lambda: _gpu_specs(conn))
+
+
+def _gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:
+    raw = meta_value(conn, "gpus_json")
     if not raw:
         return ()
     specs = []
@@ -191,7 +253,7 @@ def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:
 
 def gpu_index(conn: Connection) -> GpuIndex:
     """The GPU index over the stored reference data and every GPU that has an offer."""
-    return GpuIndex.of(gpu_specs(conn), gpu_names(conn))
+    return per_version(conn, "gpu_index", lambda: GpuIndex.of(gpu_specs(conn), gpu_names(conn)))
 
 
 def count_offers(conn: Connection, f: OfferFilter) -> int:

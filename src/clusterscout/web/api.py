@@ -14,7 +14,7 @@ from clusterscout.domain.models import MultiNode
 from clusterscout.web import api_docs, params, viewmodels
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.i18n import KNOWN_LOCALES, negotiate
-from clusterscout.web.runtime import state_of
+from clusterscout.web.runtime import reading, snapshot_of, state_of
 from clusterscout.web.schemas import (
     CoverageOut,
     HealthOut,
@@ -29,8 +29,8 @@ health_router = APIRouter(tags=["health"])
 
 
 def _meta(request: Request) -> dict[str, Any]:
-    meta = state_of(request).meta()
-    return {"data_version": meta["data_version"], "built_at": meta["built_at"] or None}
+    snap = snapshot_of(request)
+    return {"data_version": snap.data_version, "built_at": snap.built_at or None}
 
 
 LANG: Final = "lang"
@@ -56,7 +56,7 @@ def _lang(request: Request) -> str:
 
 def _localized(request: Request, body: Any, lang: str) -> JSONResponse:
     """``body`` with the catalog's free text in ``lang``, saying which language it is in."""
-    catalog = state_of(request).formatter(lang).catalog
+    catalog = state_of(request).formatter(snapshot_of(request), lang).catalog
     return JSONResponse(catalog.localize(body), headers={"Content-Language": lang})
 
 
@@ -66,7 +66,7 @@ def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], off
     raw = params.split(request.query_params.multi_items(), names)
     limit = params.int_param(raw.paging, "limit", params.API_DEFAULT_LIMIT, 1, params.API_MAX_LIMIT)
     offset = params.int_param(raw.paging, "offset", 0, 0, params.MAX_OFFSET)
-    with state_of(request).engine.connect() as conn:
+    with reading(request) as conn:
         f, sort, page = offers.find_offers(
             conn, raw.filters, limit if paged else None, offset if paged else 0
         )
@@ -123,7 +123,7 @@ def get_coverage(request: Request) -> Response:
     stale prices; overall and per provider."""
     if request.query_params:
         raise InputError(sorted(request.query_params)[0], "unknown parameter (none are accepted)")
-    with state_of(request).engine.connect() as conn:
+    with reading(request) as conn:
         report = coverage.coverage(conn, viewmodels.today(), _stale_after(request))
     return JSONResponse({**report.to_dict(), "meta": _meta(request)})
 
@@ -150,7 +150,7 @@ def list_providers(request: Request) -> Response:
             status = MultiNode.parse(values[0])
         except ValueError as exc:
             raise InputError("multi_node", str(exc)) from None
-    with state_of(request).engine.connect() as conn:
+    with reading(request) as conn:
         page = offers.list_providers(conn, status)
     body = {"data": page.records, "count": page.count, "meta": _meta(request)}
     return _localized(request, body, lang)
@@ -167,7 +167,7 @@ def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -
     """A provider record plus ``offers``."""
     _only_lang(request)
     lang = _lang(request)
-    with state_of(request).engine.connect() as conn:
+    with reading(request) as conn:
         record = offers.provider(conn, slug)
     if record is None:
         raise ApiError(404, "not_found", f"unknown provider {slug[:80]!r}", "slug")
@@ -188,7 +188,7 @@ def offer_prices(request: Request, offer_id: Annotated[str, Path(max_length=200)
     _only_lang(request)
     lang = _lang(request)
     stale_after = _stale_after(request)
-    with state_of(request).engine.connect() as conn:
+    with reading(request) as conn:
         view = prices.history(conn, offer_id, viewmodels.today(), stale_after)
     if view is None:
         raise ApiError(404, "not_found", f"unknown offer {offer_id[:80]!r}", "offer_id")
@@ -216,4 +216,4 @@ def _stale_after(request: Request) -> int:
 @health_router.get("/healthz", response_model=HealthOut, include_in_schema=False)
 def healthz(request: Request) -> Response:
     """Liveness plus the data version served."""
-    return JSONResponse({"status": "ok", "data_version": state_of(request).data_version})
+    return JSONResponse({"status": "ok", "data_version": snapshot_of(request).data_version})

@@ -18,7 +18,7 @@ from clusterscout.web import api, errors, model_api, pages, plan_pages, price_hi
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
 from clusterscout.web.middleware import HeadAsGetMiddleware, HeadersMiddleware
 from clusterscout.web.pages_common import origin
-from clusterscout.web.runtime import STATIC_DIR, AppState, state_of
+from clusterscout.web.runtime import STATIC_DIR, AppState, close_view, snapshot_of, state_of
 
 SITEMAP_PAGES: Final = ("", "multi-node/", "offers/", "compare/", "plan/")
 API_DESCRIPTION: Final = (
@@ -34,7 +34,10 @@ def _robots(request: Request) -> Response:
 
 def _sitemap(request: Request) -> Response:
     base = origin(request)
-    tails = [*SITEMAP_PAGES, *(f"providers/{s}/" for s in sorted(state_of(request).providers()))]
+    tails = [
+        *SITEMAP_PAGES,
+        *(f"providers/{s}/" for s in sorted(state_of(request).providers(snapshot_of(request)))),
+    ]
     urls: list[str] = []
     for tail in tails:
         links = "".join(
@@ -79,18 +82,19 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(plan_pages.router)
     app.include_router(price_history.router)
     app.include_router(pages.router)
-    app.add_middleware(HeadersMiddleware, version=lambda: _version(app))
+    cache_bytes = int(settings.response_cache_mb * 1024 * 1024)
+    app.add_middleware(
+        HeadersMiddleware,
+        open_view=app.state.cs.open_view,
+        close_view=close_view,
+        cache_bytes=cache_bytes,
+    )
     app.add_middleware(HeadAsGetMiddleware)  # the layers inside see a GET
     # Outermost: a request for a host we do not serve is refused before any cache sees it.
     app.add_middleware(
         TrustedHostMiddleware, allowed_hosts=settings.trusted_hosts(), www_redirect=False
     )
     return app
-
-
-def _version(app: FastAPI) -> str:
-    state: AppState = app.state.cs
-    return f"{state.data_version}:{state.asset_version}"
 
 
 def app_from_env() -> FastAPI:

@@ -12,7 +12,7 @@ from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.web import chips, facets, params, reference
 from clusterscout.web.chips import Chip, Unknowns
 from clusterscout.web.i18n import Formatter
-from clusterscout.web.runtime import state_of
+from clusterscout.web.runtime import reading, snapshot_of, state_of
 from clusterscout.web.viewmodels import OfferRow, offer_rows
 
 
@@ -80,8 +80,8 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     if not all_offers:
         filters = {**filters, "multi_node": ["true"]}
     size = params.PAGE_SIZE
-    providers = st.providers_in(fmt.lang)
-    with st.engine.connect() as conn:
+    providers = st.providers_in(snapshot_of(request), fmt.lang)
+    with reading(request) as conn:
         f, sort, result = offers.find_offers(conn, filters, size, (page - 1) * size)
         groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)
         drop = () if all_offers else ("multi_node",)
@@ -95,7 +95,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     records = fmt.catalog.localize(result.records)
     rows = offer_rows(fmt, records, providers, st.settings.stale_after_days, tier)
     if ref is not None:
-        found = reference.estimates(st, ref, result.records, tier)
+        found = reference.estimates(st, snapshot_of(request), ref, result.records, tier)
         rows = [
             replace(
                 row,

@@ -13,7 +13,7 @@ from clusterscout.app import estimates, plans
 from clusterscout.app.errors import Operation, failure_of
 from clusterscout.web import api_docs
 from clusterscout.web.api_error import ApiError
-from clusterscout.web.runtime import state_of
+from clusterscout.web.runtime import reading
 from clusterscout.web.schemas import ErrorOut, EstimateOut, PlanOut, estimate_json, plan_json
 
 router = APIRouter(prefix="/api/v1", tags=["model"])
@@ -40,7 +40,7 @@ JsonBody = Annotated[Any, Body(description="A JSON object.")]
 
 def _run(request: Request, runner: Callable[[Connection, Any], T], body: Any) -> T:
     try:
-        with state_of(request).engine.connect() as conn:
+        with reading(request) as conn:
             return runner(conn, body)
     except Exception as exc:
         failure = failure_of(exc, Operation.MODEL)

@@ -28,7 +28,7 @@ from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import MULTI_NODE_LABELS
 from clusterscout.web.i18n import Formatter, negotiate
 from clusterscout.web.pages_common import Lang, base_context, known_lang, render_html
-from clusterscout.web.runtime import state_of
+from clusterscout.web.runtime import reading, snapshot_of, state_of
 from clusterscout.web.scorecard import compare_sections, scorecard
 from clusterscout.web.viewmodels import OfferRow, offer_rows
 
@@ -49,11 +49,11 @@ def home(request: Request, lang: Lang) -> Response:
     """Entry points and catalog figures."""
     lang = _lang(lang)
     st = state_of(request)
-    providers = st.providers()
-    with st.engine.connect() as conn:
+    providers = st.providers(snapshot_of(request))
+    with reading(request) as conn:
         total = offers.count_offers(conn, OfferFilter())
         multi = offers.count_offers(conn, OfferFilter(multi_node=True))
-    fmt = st.formatter(lang)
+    fmt = st.formatter(snapshot_of(request), lang)
     ctx = base_context(request, lang, "", section="home")
     ctx["stats"] = {
         "providers": fmt.number(len(providers)),
@@ -68,7 +68,7 @@ def home(request: Request, lang: Lang) -> Response:
 
 def _listing_page(request: Request, lang: str, *, all_offers: bool) -> Response:
     lang = _lang(lang)
-    fmt = state_of(request).formatter(lang)
+    fmt = state_of(request).formatter(snapshot_of(request), lang)
     result = listing.build(request, fmt, all_offers=all_offers)
     tail = "offers/" if all_offers else "multi-node/"
     if listing.needs_redirect(request, result):
@@ -110,7 +110,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
     """A provider's checklist scorecard, offers and prices."""
     lang = _lang(lang)
     st = state_of(request)
-    with st.engine.connect() as conn:
+    with reading(request) as conn:
         record = offers.provider(conn, slug)
         if record is None:
             raise ApiError(404, "not_found", "unknown provider", "slug")
@@ -118,7 +118,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         day = viewmodels.today()
         offers.mark_freshness([record], stale_after, day)
         views = [prices.history(conn, o["id"], day, stale_after) for o in record["offers"]]
-    fmt = st.formatter(lang)
+    fmt = st.formatter(snapshot_of(request), lang)
     record, views = fmt.catalog.localize(record), fmt.catalog.localize(views)
     ctx = base_context(request, lang, f"providers/{slug}/", section="providers")
     ctx.update(
@@ -153,7 +153,7 @@ def compare(request: Request, lang: Lang) -> Response:
     """
     lang = _lang(lang)
     st = state_of(request)
-    fmt = st.formatter(lang)
+    fmt = st.formatter(snapshot_of(request), lang)
     unknown_params = sorted(set(request.query_params) - {"p", reference.PARAM, *QUOTE_PARAMS})
     if unknown_params:
         raise ApiError(400, "unknown_parameter", "unknown parameter", unknown_params[0])
@@ -170,10 +170,10 @@ def compare(request: Request, lang: Lang) -> Response:
     query = params.query_string(pairs)
     records: list[dict[str, Any]] = []
     error = None
-    if len(wanted) == 1 and wanted[0] not in st.providers():
+    if len(wanted) == 1 and wanted[0] not in st.providers(snapshot_of(request)):
         error = fmt.gettext("Choose two to four providers from the list.")
     elif len(wanted) > 1:
-        with st.engine.connect() as conn:
+        with reading(request) as conn:
             try:
                 records = offers.compare_records(conn, wanted)
             except ValueError:
@@ -182,7 +182,9 @@ def compare(request: Request, lang: Lang) -> Response:
         return RedirectResponse(f"/{lang}/compare/{query}", status_code=302)
     records = fmt.catalog.localize(records)
     ctx = base_context(request, lang, "compare/", query if records else "", section="compare")
-    providers = sorted(st.providers().values(), key=lambda p: str(p["name"]).lower())
+    providers = sorted(
+        st.providers(snapshot_of(request)).values(), key=lambda p: str(p["name"]).lower()
+    )
     ctx.update(
         records=records,
         sections=compare_sections(fmt, records) if records else [],
@@ -246,7 +248,7 @@ def _reference_rows(
         for r in records
         for o in r["offers"]
     ]
-    found = reference.estimates(st, ref, offers)
+    found = reference.estimates(st, snapshot_of(request), ref, offers)
     return [
         replace(
             row,

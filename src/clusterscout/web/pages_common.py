@@ -11,7 +11,7 @@ from starlette.responses import HTMLResponse
 
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.i18n import KNOWN_LOCALES
-from clusterscout.web.runtime import state_of
+from clusterscout.web.runtime import snapshot_of, state_of
 
 Lang = Annotated[str, Path(pattern="^[a-z]{2}$")]
 
@@ -64,9 +64,9 @@ def base_context(
             Alternate(code, LANGUAGE_NAMES[code], f"/{code}/{tail}{query}", code == lang)
             for code in KNOWN_LOCALES
         ]
-    meta = st.meta()
-    fmt = st.formatter(lang)
-    built = meta.get("built_at", "")[:10]
+    snap = snapshot_of(request)
+    fmt = st.formatter(snap, lang)
+    built = snap.built_at[:10]
     return {
         "lang": lang,
         "origin": base,
@@ -75,7 +75,7 @@ def base_context(
         "alternates": alternates,
         "section": section,
         "asset_version": st.asset_version,
-        "data_version": meta["data_version"],
+        "data_version": snap.data_version,
         "built_on": fmt.day(built) if built else "",
         "fmt": fmt,
     }

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from clusterscout.app import insights, offers, plans
+from clusterscout.app.database import Snapshot
 from clusterscout.app.errors import FailureKind, Operation, failure_of
 from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.model.planner.results import PlanResult
@@ -19,7 +20,7 @@ from clusterscout.web.cells import STACK_LABELS
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html
-from clusterscout.web.runtime import AppState, state_of
+from clusterscout.web.runtime import AppState, snapshot_of, state_of
 
 router = APIRouter(include_in_schema=False)
 T = TypeVar("T")
@@ -36,16 +37,17 @@ class PlanProblem:
     status: int
 
 
-def _memo(st: AppState, kind: str, query: str, compute: Callable[[], T]) -> T:
-    return st.memo.get((kind, st.data_version, query), compute)
+def _memo(st: AppState, snap: Snapshot, kind: str, query: str, compute: Callable[[], T]) -> T:
+    return st.memo.get((kind, snap.data_version, query), compute)
 
 
-def _run(st: AppState, kind: str, query: plan_form.PlanQuery, runner: Callable[..., T]) -> T:
+def _run(
+    st: AppState, snap: Snapshot, kind: str, query: plan_form.PlanQuery, runner: Callable[..., T]
+) -> T:
     def compute() -> T:
-        with st.engine.connect() as conn:
-            return runner(conn, query.body())
+        return runner(snap.conn, query.body())
 
-    return _memo(st, kind, query.query_string(), compute)
+    return _memo(st, snap, kind, query.query_string(), compute)
 
 
 def _solve(
@@ -53,10 +55,11 @@ def _solve(
 ) -> tuple[PlanResult | None, list[insights.ScalingCurve], PlanProblem | None]:
     """Plan and scaling curves for the query, or the problem to show next to the form."""
     st = state_of(request)
-    fmt = st.formatter(lang)
+    fmt = st.formatter(snapshot_of(request), lang)
     try:
-        result = _run(st, "plan", query, plans.run_plan)
-        curves = _run(st, "scaling", query, insights.scaling_curves)
+        snap = snapshot_of(request)
+        result = _run(st, snap, "plan", query, plans.run_plan)
+        curves = _run(st, snap, "scaling", query, insights.scaling_curves)
     except Exception as exc:
         failure = failure_of(exc, Operation.MODEL)
         if failure is None:
@@ -73,16 +76,15 @@ def _solve(
     return result, curves, None
 
 
-def _choices(st: AppState) -> dict[str, list[tuple[str, str]]]:
+def _choices(st: AppState, snap: Snapshot) -> dict[str, list[tuple[str, str]]]:
     """The form's values that come from the catalog: GPU models and providers."""
 
     def gpus() -> list[tuple[str, str]]:
-        with st.engine.connect() as conn:
-            return [(n, n) for n in sorted(g.name for g in offers.gpu_specs(conn))]
+        return [(n, n) for n in sorted(g.name for g in offers.gpu_specs(snap.conn))]
 
-    providers = sorted(st.providers().values(), key=lambda p: str(p["name"]).lower())
+    providers = sorted(st.providers(snap).values(), key=lambda p: str(p["name"]).lower())
     return {
-        "gpu": _memo(st, "gpus", "", gpus),
+        "gpu": _memo(st, snap, "gpus", "", gpus),
         "provider": [(p["slug"], p["name"]) for p in providers],
     }
 
@@ -92,7 +94,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
     """The planner: do I need multi-node, and which offer finishes my job cheapest or fastest?"""
     lang = _lang(lang)
     st = state_of(request)
-    fmt = st.formatter(lang)
+    fmt = st.formatter(snapshot_of(request), lang)
     query = plan_form.parse(request.query_params.multi_items())
     canonical = query.query_string()
     if query.submitted and "?" + request.url.query != canonical:
@@ -100,7 +102,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
     ctx = base_context(request, lang, "plan/", canonical, section="plan")
     ctx.update(
         form=query,
-        fieldsets=plan_form.fieldsets(fmt, query, _choices(st)),
+        fieldsets=plan_form.fieldsets(fmt, query, _choices(st, snapshot_of(request))),
         problem=None,
         result=None,
     )
@@ -108,7 +110,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
         result, curves, problem = _solve(request, lang, query)
         ctx["problem"] = problem
         if result is not None:
-            providers = st.providers()
+            providers = st.providers(snapshot_of(request))
             title, text = plan_view.verdict(fmt, result)
             ctx.update(
                 result=result,
@@ -142,13 +144,13 @@ def plan_chart(request: Request, lang: Lang, name: str) -> Response:
     if name not in CHART_NAMES:
         raise ApiError(404, "not_found", "unknown chart", "name")
     st = state_of(request)
-    fmt = st.formatter(lang)
+    fmt = st.formatter(snapshot_of(request), lang)
     query = plan_form.parse(request.query_params.multi_items())
     result, curves, problem = _solve(request, lang, query)
     if result is None or problem is not None:
         status = problem.status if problem else 400
         raise ApiError(status, "invalid_scenario", problem.advice if problem else "", None)
-    providers = st.providers()
+    providers = st.providers(snapshot_of(request))
     if name == "scaling":
         counts, lines = plan_view.scaling_lines(fmt, curves, providers)
         body = charts.scaling_svg(fmt, counts, lines)

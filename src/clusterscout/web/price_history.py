@@ -16,7 +16,7 @@ from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import TIER_LABELS
 from clusterscout.web.i18n import Formatter
 from clusterscout.web.pages_common import Lang, known_lang
-from clusterscout.web.runtime import state_of
+from clusterscout.web.runtime import reading, snapshot_of, state_of
 
 router = APIRouter(include_in_schema=False)
 
@@ -118,7 +118,7 @@ def price_chart(
     """The price history of one offer as an SVG line chart."""
     lang = known_lang(lang)
     st = state_of(request)
-    with st.engine.connect() as conn:
+    with reading(request) as conn:
         record = offers.provider(conn, slug)
         ids = {o["id"] for o in record["offers"]} if record else set()
         view = None
@@ -127,6 +127,6 @@ def price_chart(
             view = prices.history(conn, offer_id, day, st.settings.stale_after_days)
     if view is None:
         raise ApiError(404, "not_found", "unknown offer", "offer_id")
-    fmt = st.formatter(lang)
+    fmt = st.formatter(snapshot_of(request), lang)
     view = fmt.catalog.localize(view)  # the legend names each price's term
     return charts.svg_response(charts.price_history_svg(fmt, series(fmt, view)))

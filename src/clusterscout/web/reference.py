@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from clusterscout.app import insights
+from clusterscout.app.database import Snapshot
 from clusterscout.app.errors import FailureKind, failure_of
 from clusterscout.app.insights import REFERENCE_WORKLOADS, ReferenceEstimate, ReferenceWorkload
 from clusterscout.domain.errors import InputError
@@ -58,33 +59,33 @@ def choices(fmt: Formatter) -> list[tuple[str, str]]:
     return [("", fmt.gettext("none")), *((k, fmt.gettext(v)) for k, v in LABELS.items())]
 
 
-def _inputs(st: AppState) -> tuple[tuple[GpuSpec, ...], Calibration] | None:
+def _inputs(st: AppState, snap: Snapshot) -> tuple[tuple[GpuSpec, ...], Calibration] | None:
     def load() -> tuple[tuple[GpuSpec, ...], Calibration] | None:
-        with st.engine.connect() as conn:
-            try:
-                return insights.reference_inputs(conn)
-            except Exception as exc:
-                # Without a calibration the columns stay unknown; anything else is a bug.
-                failure = failure_of(exc)
-                if failure is None or failure.kind is not FailureKind.MODEL_UNAVAILABLE:
-                    raise
-                return None
+        try:
+            return insights.reference_inputs(snap.conn)
+        except Exception as exc:
+            # Without a calibration the columns stay unknown; anything else is a bug.
+            failure = failure_of(exc)
+            if failure is None or failure.kind is not FailureKind.MODEL_UNAVAILABLE:
+                raise
+            return None
 
-    return st.memo.get(("model-inputs", st.data_version), load)
+    return st.memo.get(("model-inputs", snap.data_version), load)
 
 
 def estimates(
     st: AppState,
+    snap: Snapshot,
     ref: ReferenceWorkload,
     records: Sequence[Mapping[str, Any]],
     tier: str | None = None,
 ) -> dict[str, ReferenceEstimate]:
     """One estimate per offer record (memoised per data version and price tier)."""
-    inputs = _inputs(st)
+    inputs = _inputs(st, snap)
     if inputs is None:
         return {}
     gpus, calibration = inputs
-    version = st.data_version
+    version = snap.data_version
     out: dict[str, ReferenceEstimate] = {}
     for record in records:
 

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from gettext import NullTranslations
 from pathlib import Path
 from typing import Any, Final
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from starlette.requests import Request
+from starlette.types import Scope
 
 from clusterscout.app import database, offers, texts
+from clusterscout.app.database import Snapshot
 from clusterscout.settings import Settings
 from clusterscout.version import __version__
 from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
@@ -23,8 +26,8 @@ from clusterscout.web.memo import Memo
 WEB_DIR: Final = Path(__file__).resolve().parent
 TEMPLATE_DIR: Final = WEB_DIR / "templates"
 STATIC_DIR: Final = WEB_DIR / "static"
-META_TTL_S: Final = 5.0
 MEMO_ENTRIES: Final = 2048
+SNAPSHOT_KEY: Final = "clusterscout.snapshot"
 
 
 def _asset_version() -> str:
@@ -58,82 +61,67 @@ class AppState:
     envs: dict[str, Environment] = field(default_factory=dict)
     formatters: dict[str, Formatter] = field(default_factory=dict)
     asset_version: str = ""
-    _meta: dict[str, str] = field(default_factory=dict)
     _providers: tuple[str, dict[str, dict[str, Any]]] | None = None
     _localized: tuple[str, dict[str, Formatter]] | None = None
     _localized_providers: dict[tuple[str, str], dict[str, dict[str, Any]]] = field(
         default_factory=dict
     )
-    _meta_read_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
     """Model answers (plans, charts, reference estimates), keyed with the data version."""
 
     @classmethod
     def create(cls, settings: Settings, engine: Engine) -> AppState:
-        """Load translations, build template environments and read the build metadata."""
+        """Load translations and build template environments."""
         state = cls(settings, engine, asset_version=_asset_version())
         for lang in KNOWN_LOCALES:
             translations = load_translations(lang)
             state.envs[lang] = _environment(translations)
             state.formatters[lang] = formatter(lang, translations)
-        state.meta()
         return state
 
-    def meta(self) -> dict[str, str]:
-        """Build metadata (data_version, built_at), re-read at most every few seconds."""
-        now = time.monotonic()
-        if self._meta and now - self._meta_read_at < META_TTL_S:
-            return self._meta
-        with self._lock:
-            with self.engine.connect() as conn:
-                self._meta = database.build_meta(conn)
-            self._meta_read_at = now
-        return self._meta
-
-    @property
-    def data_version(self) -> str:
-        """The catalog build id; ETags and caches key on it."""
-        return self.meta()["data_version"]
-
-    def providers(self) -> dict[str, dict[str, Any]]:
+    def providers(self, snap: Snapshot) -> dict[str, dict[str, Any]]:
         """Provider records by slug (without offers), cached per data version."""
-        version = self.data_version
         cached = self._providers
-        if cached is None or cached[0] != version:
-            with self.engine.connect() as conn:
-                records = offers.list_providers(conn).records
-            cached = (version, {r["slug"]: r for r in records})
-            self._providers = cached
+        if cached is None or cached[0] != snap.data_version:
+            records = offers.list_providers(snap.conn).records
+            cached = (snap.data_version, {r["slug"]: r for r in records})
+            with self._lock:
+                self._providers = cached
         return cached[1]
 
-    def providers_in(self, lang: str) -> dict[str, dict[str, Any]]:
+    def providers_in(self, snap: Snapshot, lang: str) -> dict[str, dict[str, Any]]:
         """Provider records by slug with the catalog's text in ``lang``, per data version."""
-        version = self.data_version
+        version = snap.data_version
         key = (version, lang)
         found = self._localized_providers.get(key)
         if found is None:
-            found = self.formatter(lang).catalog.localize(self.providers())
-            # Only the current version's entries are kept.
-            self._localized_providers = {
-                k: v for k, v in self._localized_providers.items() if k[0] == version
-            }
-            self._localized_providers[key] = found
+            found = self.formatter(snap, lang).catalog.localize(self.providers(snap))
+            with self._lock:
+                # Only the current version's entries are kept.
+                self._localized_providers = {
+                    k: v for k, v in self._localized_providers.items() if k[0] == version
+                }
+                self._localized_providers[key] = found
         return found
 
-    def formatter(self, lang: str) -> Formatter:
+    def formatter(self, snap: Snapshot, lang: str) -> Formatter:
         """The formatter of ``lang`` with the catalog's text in ``lang``, per data version."""
-        version = self.data_version
+        version = snap.data_version
         cached = self._localized
         if cached is None or cached[0] != version:
-            with self.engine.connect() as conn:
-                catalog = texts.translations(conn)
+            catalog = texts.translations(snap.conn)
             cached = (
                 version,
                 {k: replace(f, catalog=catalog[k]) for k, f in self.formatters.items()},
             )
             self._localized = cached
         return cached[1][lang]
+
+    def open_view(self, scope: Scope) -> str:
+        """Open the request's snapshot (kept in its scope); the ETag's version string."""
+        snap = _open(scope, self.engine)
+        return f"{snap.data_version}:{self.asset_version}"
 
     def render(self, lang: str, template: str, context: dict[str, Any]) -> str:
         """Render ``template`` in ``lang``."""
@@ -144,3 +132,34 @@ def state_of(request: Request) -> AppState:
     """The AppState of the app serving ``request``."""
     state: AppState = request.app.state.cs
     return state
+
+
+def _open(scope: Scope, engine: Engine) -> Snapshot:
+    store: dict[str, Any] = scope.setdefault("state", {})
+    snap: Snapshot | None = store.get(SNAPSHOT_KEY)
+    if snap is None:
+        snap = database.open_snapshot(engine)
+        store[SNAPSHOT_KEY] = snap
+    return snap
+
+
+def snapshot_of(request: Request) -> Snapshot:
+    """The request's one consistent read of the database (opened on first use).
+
+    Every handler reads through it, so its answer and the data version it reports (and the
+    ETag) always belong together, even while a refresh or a rebuild commits.
+    """
+    return _open(request.scope, state_of(request).engine)
+
+
+@contextmanager
+def reading(request: Request) -> Iterator[Connection]:
+    """The connection of the request's snapshot (left open: the request ends it)."""
+    yield snapshot_of(request).conn
+
+
+def close_view(scope: Scope) -> None:
+    """End the request's snapshot, if it opened one."""
+    snap: Snapshot | None = (scope.get("state") or {}).pop(SNAPSHOT_KEY, None)
+    if snap is not None:
+        snap.close()
