@@ -31,6 +31,8 @@ GpuResolver = Callable[[str], str | None]
 
 _TRUE: Final = frozenset({"true", "yes", "1", "on"})
 _FALSE: Final = frozenset({"false", "no", "0", "off"})
+BOOLEAN_WORDS: Final = ("true", "false", "yes", "no", "on", "off", "1", "0")
+"""Every spelling ``parse_bool`` accepts (any case), for the API's documentation."""
 _REQUEST_ATTRIBUTES: Final = {"model": "preset"}
 """Plan fields whose PlanRequest attribute has another name."""
 
@@ -126,6 +128,9 @@ def _one(field: Field, raw: str) -> Any:
     # Kind.TEXT: matched case-insensitively
     if field.maximum is not None and len(raw) > field.maximum:
         raise InputError(field.name, f"must be at most {field.maximum:.0f} characters")
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in raw):
+        # SQLite ends a LIKE pattern at NUL, so "\x00x" matched every offer.
+        raise InputError(field.name, "must not contain control characters")
     return raw.lower()
 
 
@@ -193,6 +198,11 @@ def _json_number(field: Field, value: Any) -> float | int | None:
             raise InputError(field.name, f"{value!r} is not a number") from None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(field.name, "must be a finite number")
+    # The bounds the API documents (api_docs reads the same table); the planner checks its own.
+    if field.minimum is not None and value < field.minimum:
+        raise InputError(field.name, f"must be at least {field.minimum:g}")
+    if field.maximum is not None and value > field.maximum:
+        raise InputError(field.name, f"must be at most {field.maximum:g}")
     if field.kind is Kind.INTEGER:
         if value != int(value):
             raise InputError(field.name, "must be a whole number")
@@ -219,8 +229,17 @@ def _plan_input(field: Field, value: Any) -> Any:
     return _json_number(field, value)
 
 
-def _as_text(value: Any) -> list[str]:
+def _as_text(field: Field, value: Any) -> list[str]:
     values: Sequence[Any] = value if isinstance(value, list | tuple) else [value]
+    # JSON types the field can mean; str() of anything else (an object, false for a region)
+    # would be read as a filter value and silently match nothing.
+    kinds: tuple[type, ...] = (str,)
+    if field.kind is Kind.BOOL:
+        kinds = (str, bool)
+    elif field.kind in {Kind.NUMBER, Kind.INTEGER}:
+        kinds = (str, int, float)
+    if not all(isinstance(v, kinds) and (bool in kinds or not isinstance(v, bool)) for v in values):
+        raise InputError(field.name, "has the wrong JSON type")
     return [("true" if v else "false") if isinstance(v, bool) else str(v) for v in values]
 
 
@@ -249,5 +268,5 @@ def parse_plan(body: Any) -> tuple[PlanRequest, dict[str, list[str]]]:
                 if parsed is not None:
                     request[_REQUEST_ATTRIBUTES.get(field.name, field.name)] = parsed
         elif value not in (None, "", []):
-            filters[field.name] = _as_text(value)
+            filters[field.name] = _as_text(field, value)
     return PlanRequest(**request), filters

@@ -9,13 +9,34 @@ from __future__ import annotations
 from typing import Any, Final
 
 from clusterscout.app.fields import OFFER_FILTERS, PLAN_FIELDS, Field, Kind, Use
+from clusterscout.app.inputs import BOOLEAN_WORDS
 from clusterscout.catalog.filters import SortKey
 from clusterscout.domain.languages import LANGUAGES
 from clusterscout.domain.models import MultiNode
 from clusterscout.web import params
 from clusterscout.web.schemas import ErrorOut
 
-_BOOL: Final = {"type": "string", "enum": ["true", "false"]}
+
+def _any_case(word: str) -> str:
+    # The parsers fold case, and dashes and spaces to underscores (MultiNode.parse).
+    out = {"_": "[-_ ]"}
+    return "".join(out.get(c) or (f"[{c.upper()}{c.lower()}]" if c.isalpha() else c) for c in word)
+
+
+def tolerant(words: tuple[str, ...] | list[str], *, lists: bool = False) -> dict[str, Any]:
+    """A string schema for ``words`` as the parsers read them: any case, spaces around, or empty.
+
+    With ``lists``, a comma-separated list of them (repeatable filters accept both forms).
+    """
+    one = r"\s*(" + "|".join(_any_case(w) for w in words) + r")?\s*"
+    pattern = f"^{one}(,{one})*$" if lists else f"^{one}$"
+    return {"type": "string", "pattern": pattern, "examples": list(words)}
+
+
+# What the one parser accepts (app.inputs.parse_bool): these words in any case, with spaces
+# around; an empty value means no filter. The schema says exactly that, no more, no less.
+_BOOL: Final = tolerant(BOOLEAN_WORDS)
+_EMPTY: Final = {"type": "string", "maxLength": 0, "description": "empty: no filter"}
 
 
 def _query_schema(field: Field) -> dict[str, Any]:
@@ -24,11 +45,15 @@ def _query_schema(field: Field) -> dict[str, Any]:
     if field.kind is Kind.BOOL:
         item = dict(_BOOL)
     elif field.kind in {Kind.NUMBER, Kind.INTEGER}:
-        item = {"type": "number" if field.kind is Kind.NUMBER else "integer", "minimum": 0}
+        query_number: dict[str, Any] = {
+            "type": "number" if field.kind is Kind.NUMBER else "integer",
+            "minimum": 0,
+        }
         if field.maximum is not None:
-            item["maximum"] = field.maximum
+            query_number["maximum"] = field.maximum
+        item = {"anyOf": [query_number, _EMPTY]}
     elif field.values:
-        item = {"type": "string", "enum": list(field.values)}
+        item = tolerant(list(field.values), lists=field.repeatable)
     else:
         item = {"type": "string"}
         if field.kind is Kind.TEXT and field.maximum is not None:
@@ -46,21 +71,26 @@ def _body_schema(field: Field) -> dict[str, Any]:
     """The JSON schema of one plan field in the body of ``POST /api/v1/plan``."""
     item: dict[str, Any]
     if field.kind is Kind.BOOL:
-        item = {"type": "boolean"}
+        # JSON true/false, or the words a form or the CLI sends.
+        item = {"anyOf": [{"type": "boolean"}, tolerant(BOOLEAN_WORDS)]}
     elif field.kind in {Kind.NUMBER, Kind.INTEGER}:
-        item = {"type": "number" if field.kind is Kind.NUMBER else "integer"}
+        number: dict[str, Any] = {"type": "number" if field.kind is Kind.NUMBER else "integer"}
         if field.minimum is not None:
-            item["minimum"] = field.minimum
+            number["minimum"] = field.minimum
         if field.maximum is not None:
-            item["maximum"] = field.maximum
+            number["maximum"] = field.maximum
+        # A form sends numbers as text; they are read, then held to the same bounds.
+        item = {"anyOf": [number, {"type": "string"}]}
     elif field.values:
         item = {"type": "string", "enum": list(field.values)}
     else:
         item = {"type": "string"}
-    item["description"] = field.help
+    # null is read as "not given", like a missing key.
     if field.repeatable and field.used_as(Use.PLAN_FILTER):
-        return {"anyOf": [item, {"type": "array", "items": item}], "description": field.help}
-    return item
+        forms = [item, {"type": "array", "items": item}, {"type": "null"}]
+    else:
+        forms = [item, {"type": "null"}]
+    return {"anyOf": forms, "description": field.help}
 
 
 def plan_body_schema() -> dict[str, Any]:
@@ -69,7 +99,24 @@ def plan_body_schema() -> dict[str, Any]:
         "type": "object",
         "properties": {f.name: _body_schema(f) for f in PLAN_FIELDS},
         "additionalProperties": False,
+        # The job: a model (preset or parameter count) and its length (tokens or steps).
+        "allOf": [
+            {"oneOf": [{"required": ["model"]}, {"required": ["params"]}]},
+            {"oneOf": [{"required": ["tokens"]}, {"required": ["steps"]}]},
+        ],
     }
+
+
+ESTIMATE_BODY: Final = {
+    "type": "object",
+    "required": ["cluster", "workload"],
+    "properties": {
+        "cluster": {"type": "object", "description": "GPU, GPUs per node, nodes, fabric."},
+        "workload": {"type": "object", "description": "A collective or a training step."},
+    },
+    "additionalProperties": False,
+}
+"""The scenario of ``POST /api/v1/estimate`` (its parts are checked by model.scenario)."""
 
 
 def _param(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -103,7 +150,7 @@ def offer_parameters(*, paged: bool = True) -> list[dict[str, Any]]:
     out.append(
         _param(
             "sort",
-            {"type": "string", "enum": [k.value for k in SortKey], "default": "price"},
+            {"type": "string", "enum": ["", *(k.value for k in SortKey)], "default": "price"},
             "Ordering; unknown values sort last.",
         )
     )
@@ -113,9 +160,10 @@ def offer_parameters(*, paged: bool = True) -> list[dict[str, Any]]:
             _param(
                 "limit",
                 {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": params.API_MAX_LIMIT,
+                    "anyOf": [
+                        {"type": "integer", "minimum": 1, "maximum": params.API_MAX_LIMIT},
+                        _EMPTY,
+                    ],
                     "default": params.API_DEFAULT_LIMIT,
                 },
                 "Page size.",
@@ -124,7 +172,13 @@ def offer_parameters(*, paged: bool = True) -> list[dict[str, Any]]:
         out.append(
             _param(
                 "offset",
-                {"type": "integer", "minimum": 0, "maximum": params.MAX_OFFSET, "default": 0},
+                {
+                    "anyOf": [
+                        {"type": "integer", "minimum": 0, "maximum": params.MAX_OFFSET},
+                        _EMPTY,
+                    ],
+                    "default": 0,
+                },
                 "Records to skip.",
             )
         )
@@ -136,7 +190,7 @@ def provider_parameters() -> list[dict[str, Any]]:
     return [
         _param(
             "multi_node",
-            {"type": "string", "enum": list(MultiNode.values())},
+            tolerant(list(MultiNode.values())),
             "Only providers with this multi-node status.",
         ),
         lang_parameter(),

@@ -16,10 +16,16 @@ from clusterscout.settings import Settings
 from clusterscout.version import __version__
 from clusterscout.web import api, errors, model_api, pages, plan_pages, price_history
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
-from clusterscout.web.middleware import HeadAsGetMiddleware, HeadersMiddleware
+from clusterscout.web.middleware import (
+    HeadAsGetMiddleware,
+    HeadersMiddleware,
+    RequestBodyMiddleware,
+)
 from clusterscout.web.pages_common import origin
 from clusterscout.web.runtime import STATIC_DIR, AppState, close_view, snapshot_of, state_of
 
+BODY_TIMEOUT_S: Final = 10.0
+MAX_BODY_BYTES: Final = 1_000_000
 SITEMAP_PAGES: Final = ("", "multi-node/", "offers/", "compare/", "plan/")
 API_DESCRIPTION: Final = (
     "Multi-node GPU cluster offers and providers, every fact with its sources. "
@@ -90,11 +96,30 @@ def create_app(settings: Settings) -> FastAPI:
         cache_bytes=cache_bytes,
     )
     app.add_middleware(HeadAsGetMiddleware)  # the layers inside see a GET
+    app.add_middleware(
+        RequestBodyMiddleware,
+        paths=lambda: _post_paths(app),
+        timeout_s=BODY_TIMEOUT_S,
+        max_bytes=MAX_BODY_BYTES,
+    )
     # Outermost: a request for a host we do not serve is refused before any cache sees it.
     app.add_middleware(
         TrustedHostMiddleware, allowed_hosts=settings.trusted_hosts(), www_redirect=False
     )
     return app
+
+
+def _post_paths(app: FastAPI) -> set[str]:
+    """Paths of the routes that read a POST body (computed once, from the app's own routes)."""
+    cached: set[str] | None = getattr(app.state, "post_paths", None)
+    if cached is None:
+        cached = {
+            str(getattr(r, "path", ""))
+            for r in app.routes
+            if "POST" in (getattr(r, "methods", None) or ())
+        }
+        app.state.post_paths = cached
+    return cached
 
 
 def app_from_env() -> FastAPI:

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import anyio
 import anyio.to_thread
 import brotli
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from clusterscout.web.api_error import error_json
 from clusterscout.web.i18n import negotiate
 
 CSP: Final = (
@@ -172,6 +174,14 @@ def _compressible(headers: list[tuple[bytes, bytes]]) -> bool:
     return b"content-encoding" not in values and kind.startswith(COMPRESSIBLE)
 
 
+def _allow_head(allow: bytes) -> bytes:
+    """HEAD is answered wherever GET is (HeadAsGetMiddleware), so ``Allow`` says so."""
+    methods = [m.strip() for m in allow.decode("latin-1").split(",") if m.strip()]
+    if "GET" in methods and "HEAD" not in methods:
+        methods.insert(methods.index("GET") + 1, "HEAD")
+    return ", ".join(methods).encode()
+
+
 class HeadersMiddleware:
     """Security headers, caching headers with conditional GET, compression and the cache.
 
@@ -260,6 +270,8 @@ class HeadersMiddleware:
         names = {k.lower() for k, _ in headers}
         headers.extend(h for h in SECURITY_HEADERS if h[0] not in names)
         status = message["status"]
+        if status == 405:
+            headers = [(k, _allow_head(v) if k == b"allow" else v) for k, v in headers]
         if is_static and status == 200:
             headers.append((b"cache-control", STATIC_CACHE))
         elif etag is not None and status == 200 and b"cache-control" not in names:
@@ -344,3 +356,71 @@ class HeadAsGetMiddleware:
             await send(message)
 
         await self.app({**scope, "method": "GET"}, receive, send_without_body)
+
+
+class RequestBodyMiddleware:
+    """Reads a POST body whole before the app sees it: on time, bounded, and of JSON type.
+
+    A client that declares a body and never sends it held a worker until the socket died;
+    now it gets 408 after ``timeout_s``. A body past ``max_bytes`` gets 413, and a body of
+    another type than JSON gets 415 (the API only reads JSON), before any parsing.
+    """
+
+    def __init__(
+        self, app: ASGIApp, *, paths: Callable[[], set[str]], timeout_s: float, max_bytes: int
+    ) -> None:
+        self.app = app
+        self.paths = paths
+        self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Only routes that take a POST body; elsewhere the router answers 405 as it should.
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or scope["path"] not in self.paths()
+        ):
+            await self.app(scope, receive, send)
+            return
+        kind = _header(scope, b"content-type").split(";", 1)[0].strip().lower()
+        if kind != "application/json" and not kind.endswith("+json"):
+            shown = kind[:60] or "none"
+            msg = f"the body must be application/json (got {shown})"
+            await error_json(415, "unsupported_media_type", msg, "body")(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            with anyio.fail_after(self.timeout_s):
+                more = True
+                while more:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        msg = f"the body is larger than {self.max_bytes} bytes"
+                        answer = error_json(413, "payload_too_large", msg, "body")
+                        await answer(scope, receive, send)
+                        return
+                    chunks.append(chunk)
+                    more = message.get("more_body", False)
+        except TimeoutError:
+            msg = f"the body did not arrive within {self.timeout_s:g} s"
+            answer = error_json(408, "request_timeout", msg, "body")
+            answer.headers["connection"] = "close"
+            await answer(scope, receive, send)
+            return
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -33,6 +33,9 @@ SCENARIO_EXAMPLE: Final = {
 PLAN_EXAMPLE: Final = {"model": "70B", "tokens": 1e11, "precision": "bf16", "max_nodes": 16}
 MODEL_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
     **api_docs.BAD_INPUT,
+    408: {"model": ErrorOut, "description": "The body did not arrive in time."},
+    413: {"model": ErrorOut, "description": "The body is too large."},
+    415: {"model": ErrorOut, "description": "The body is not application/json."},
     503: {"model": ErrorOut, "description": "The database has no model calibration."},
 }
 JsonBody = Annotated[Any, Body(description="A JSON object.")]
@@ -59,7 +62,7 @@ def _run(request: Request, runner: Callable[[Connection, Any], T], body: Any) ->
             "required": True,
             "content": {
                 "application/json": {
-                    "schema": {"type": "object"},
+                    "schema": api_docs.ESTIMATE_BODY,
                     "example": SCENARIO_EXAMPLE,
                 }
             },
