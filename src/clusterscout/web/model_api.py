@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from typing import Annotated, Any, Final, TypeVar
 
@@ -13,7 +15,8 @@ from clusterscout.app import estimates, plans
 from clusterscout.app.errors import Operation, failure_of
 from clusterscout.web import api_docs
 from clusterscout.web.api_error import ApiError
-from clusterscout.web.runtime import reading
+from clusterscout.web.middleware import Entry
+from clusterscout.web.runtime import reading, snapshot_of, state_of
 from clusterscout.web.schemas import ErrorOut, EstimateOut, PlanOut, estimate_json, plan_json
 
 router = APIRouter(prefix="/api/v1", tags=["model"])
@@ -52,6 +55,36 @@ def _run(request: Request, runner: Callable[[Connection, Any], T], body: Any) ->
         raise ApiError.of(failure) from None
 
 
+def _answer(
+    request: Request,
+    kind: str,
+    runner: Callable[[Connection, Any], T],
+    to_json: Callable[[T], dict[str, Any]],
+    body: Any,
+) -> Response:
+    """The JSON answer for ``body``: computed once per data version, then from the cache.
+
+    The key is a digest of the body in canonical form, so key order and spacing do not
+    count, and no client can make the key itself large.
+    """
+    st = state_of(request)
+    try:
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        canonical = None  # not plain JSON: computed (and refused) every time
+    key = None
+    if canonical is not None:
+        digest = hashlib.sha256(canonical.encode()).hexdigest()
+        key = f"{kind}|{snapshot_of(request).data_version}|{digest}"
+        hit = st.answers.get(key)
+        if hit is not None:
+            return Response(hit.body, media_type="application/json")
+    payload = JSONResponse(to_json(_run(request, runner, body))).body
+    if key is not None:
+        st.answers.put(key, Entry([], bytes(payload)))
+    return Response(payload, media_type="application/json")
+
+
 @router.post(
     "/estimate",
     response_model=EstimateOut,
@@ -72,7 +105,7 @@ def _run(request: Request, runner: Callable[[Connection, Any], T], body: Any) ->
 def estimate(request: Request, body: JsonBody) -> Response:
     """Collective: ``time_s``, ``algbw_gbs``, ``busbw_gbs``; training: step time, MFU, memory,
     ``scaling_efficiency``, ``fits`` and ``breakdown_s``. Invalid scenarios name the field."""
-    return JSONResponse(estimate_json(_run(request, estimates.run_estimate, body)))
+    return _answer(request, "estimate", estimates.run_estimate, estimate_json, body)
 
 
 @router.post(
@@ -94,4 +127,4 @@ def estimate(request: Request, body: JsonBody) -> Response:
 )
 def plan(request: Request, body: JsonBody) -> Response:
     """``needs_multi_node``, ``min_gpus_to_fit``, ``options`` and ``excluded`` (with reasons)."""
-    return JSONResponse(plan_json(_run(request, plans.run_plan, body)))
+    return _answer(request, "plan", plans.run_plan, plan_json, body)

@@ -22,11 +22,13 @@ from clusterscout.settings import Settings
 from clusterscout.version import __version__
 from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
 from clusterscout.web.memo import Memo
+from clusterscout.web.middleware import ResponseCache
 
 WEB_DIR: Final = Path(__file__).resolve().parent
 TEMPLATE_DIR: Final = WEB_DIR / "templates"
 STATIC_DIR: Final = WEB_DIR / "static"
 MEMO_ENTRIES: Final = 2048
+ANSWER_CACHE_BYTES: Final = 16 * 1024 * 1024
 SNAPSHOT_KEY: Final = "clusterscout.snapshot"
 
 
@@ -69,6 +71,8 @@ class AppState:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
     """Model answers (plans, charts, reference estimates), keyed with the data version."""
+    answers: ResponseCache = field(default_factory=lambda: ResponseCache(ANSWER_CACHE_BYTES))
+    """JSON answers of POST /plan and /estimate by data version and body digest."""
 
     @classmethod
     def create(cls, settings: Settings, engine: Engine) -> AppState:
