@@ -54,7 +54,8 @@ def test_refresh_then_build_db_serves_the_new_price_with_a_new_etag(
     build(fresh_engine, FIXTURE)
     url = fresh_engine.url.render_as_string(hide_password=False)
     settings = Settings(database_url=url, data_dir=FIXTURE, public_url="http://testserver")
-    client = TestClient(create_app(settings))
+    app = create_app(settings)
+    client = TestClient(app)
     before = client.get(PRICES)
     old_version, old_price = _seen(before)
     new_price = round(old_price + 0.2, 2)
@@ -69,6 +70,7 @@ def test_refresh_then_build_db_serves_the_new_price_with_a_new_etag(
     assert client.get(PRICES, headers={"If-None-Match": before.headers["etag"]}).status_code == 200
     assert _seen(client.get(LISTING)) == (version, price)
     assert f"{price:.2f}" in client.get("/en/providers/alpha/").text
+    app.state.cs.engine.dispose()
 
 
 def test_the_same_content_keeps_its_version_and_a_new_catalog_changes_it(

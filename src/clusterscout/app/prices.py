@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -12,7 +13,16 @@ from sqlalchemy import Connection, Engine
 from clusterscout.catalog.checks import STALE_AFTER_DAYS
 from clusterscout.feeds import registry
 from clusterscout.feeds.base import Feed
-from clusterscout.feeds.runner import STAGES, ChangeKind, FeedReport, OnStage, Stage, run_feeds
+from clusterscout.feeds.manual import FileFeed
+from clusterscout.feeds.runner import (
+    DEFAULT_MAX_PRICE_FACTOR,
+    STAGES,
+    ChangeKind,
+    FeedReport,
+    OnStage,
+    Stage,
+    run_feeds,
+)
 from clusterscout.store import queries
 from clusterscout.store.prices import price_history_view, stale_prices
 
@@ -74,8 +84,24 @@ def refresh(
     now: datetime,
     as_of: date | None,
     on_stage: OnStage,
+    allow_price_jumps: bool = False,
+    allow_missing_newline: bool = False,
 ) -> list[FeedReport]:
-    """Apply each feed in a transaction of its own; a failed feed never stops the next."""
+    """Apply each feed in a transaction of its own; a failed feed never stops the next.
+
+    A feed whose prices move by DEFAULT_MAX_PRICE_FACTOR or more, or a CSV file without a
+    final newline, is held (nothing applied) unless the matching ``allow_*`` flag is set.
+    """
+    if allow_missing_newline:
+        feeds = [replace(f, allow_missing_newline=True) if isinstance(f, FileFeed) else f
+                 for f in feeds]  # fmt: skip
     return run_feeds(
-        engine, feeds, source, dry_run=dry_run, now=now, as_of=as_of, on_stage=on_stage
+        engine,
+        feeds,
+        source,
+        dry_run=dry_run,
+        now=now,
+        as_of=as_of,
+        on_stage=on_stage,
+        max_price_factor=None if allow_price_jumps else DEFAULT_MAX_PRICE_FACTOR,
     )

@@ -32,8 +32,9 @@ def _money(value: float | None) -> str:
 def _summary(report: FeedReport) -> None:
     title = f"{report.feed}{' (dry run: nothing written)' if report.dry_run else ''}"
     if not report.ok:
+        what = "held" if report.held else "failed"
         err.print(
-            f"[red]✗ {title} failed; nothing changed:[/red] {report.message}", highlight=False
+            f"[red]✗ {title} {what}; nothing changed:[/red] {report.message}", highlight=False
         )
         return
     counts = ", ".join(
@@ -111,6 +112,18 @@ def _as_of(value: str | None, today: date) -> date | None:
 )
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option(
+    "--allow-price-jumps",
+    is_flag=True,
+    help="Apply prices that halve or double (or more) against the current ones; without it "
+    "such a feed is held and nothing of it is applied.",
+)
+@click.option(
+    "--allow-missing-newline",
+    is_flag=True,
+    help="Read a CSV file whose last line has no newline; without it the file is held, "
+    "since its last line may have been cut short.",
+)
+@click.option(
     "--as-of",
     metavar="YYYY-MM-DD",
     help="Date of prices the input leaves undated, e.g. when a catalog file was published; "
@@ -121,6 +134,8 @@ def refresh(
     source: str,
     input_path: Path | None,
     dry_run: bool,
+    allow_price_jumps: bool,
+    allow_missing_newline: bool,
     as_of: str | None,
     database_url: str | None,
 ) -> None:
@@ -154,6 +169,8 @@ def refresh(
             now=now,
             as_of=dated,
             on_stage=on_stage,
+            allow_price_jumps=allow_price_jumps,
+            allow_missing_newline=allow_missing_newline,
         )
     engine.dispose()
     for report in reports:

@@ -23,6 +23,13 @@ class FeedError(Exception):
     """
 
 
+class FeedHeldError(FeedError):
+    """A feed's input looks wrong though it parses (a price jump, a cut-off last line).
+
+    Held like a failure (nothing applied) until the user says it is right with a flag.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class FeedItem:
     """One price seen in an outside catalog, before it is matched to an offer.

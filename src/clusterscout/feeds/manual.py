@@ -8,7 +8,14 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from clusterscout.feeds.base import TIERS, FeedBatch, FeedError, FeedItem, positive_price
+from clusterscout.feeds.base import (
+    TIERS,
+    FeedBatch,
+    FeedError,
+    FeedHeldError,
+    FeedItem,
+    positive_price,
+)
 from clusterscout.feeds.tabular import read_rows, read_text, reject_duplicates
 
 REQUIRED_FIELDS = ("offer_id", "tier", "usd_per_gpu_hour", "as_of", "source_url")
@@ -117,15 +124,27 @@ def _json_records(text: str, where: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def parse(text: str, where: str, *, json_format: bool, today: date) -> tuple[list[FeedItem], int]:
+def parse(
+    text: str, where: str, *, json_format: bool, today: date, allow_missing_newline: bool = False
+) -> tuple[list[FeedItem], int]:
     """Items from a price file, and the number of records read.
 
     Raises:
-        FeedError: for any problem, including two records for the same offer, tier and term.
+        FeedHeldError: for a CSV file whose last line has no newline (unless allowed): it may
+            have been cut short, and a price cut from 4.25 to 4.2 still parses.
+        FeedError: for any other problem, including two records for the same offer, tier
+            and term.
     """
     if json_format:
-        records = _json_records(text, where)
+        records = _json_records(text, where)  # a cut-off JSON document does not parse
     else:
+        if text and not text.endswith("\n") and not allow_missing_newline:
+            msg = (
+                f"held: {where} does not end with a newline, so its last line may have been "
+                "cut short; nothing was applied. If the file is complete, add the newline or "
+                "run again with --allow-missing-newline"
+            )
+            raise FeedHeldError(msg)
         rows = read_rows(text, where, required=REQUIRED_FIELDS, optional=OPTIONAL_FIELDS)
         records = [(f"{where}: line {r.line}", dict(r.values)) for r in rows]
     located = [(at, record_to_item(rec, at, today)) for at, rec in records]
@@ -144,6 +163,7 @@ class FileFeed:
     name: str = "file"
     needs_input: bool = True
     summary: str = "hand-written prices per offer (CSV or JSON, see docs/feeds.md)"
+    allow_missing_newline: bool = False
 
     def fetch(self, source: Path | None, *, today: date) -> FeedBatch:
         """Read and validate the whole file; see :func:`parse`."""
@@ -156,5 +176,11 @@ class FileFeed:
             msg = f"{source}: the file feed reads .csv or .json files, not {shown!r}"
             raise FeedError(msg)
         text = read_text(source)
-        items, rows = parse(text, source.name, json_format=suffix == ".json", today=today)
+        items, rows = parse(
+            text,
+            source.name,
+            json_format=suffix == ".json",
+            today=today,
+            allow_missing_newline=self.allow_missing_newline,
+        )
         return FeedBatch(tuple(items), rows, str(source))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, insert
 
-from clusterscout.feeds.base import Feed, FeedBatch, FeedError
+from clusterscout.feeds.base import Feed, FeedBatch, FeedError, FeedHeldError
 from clusterscout.feeds.match import MatchResult, OfferIndex, Unmatched, match_items
 from clusterscout.store.prices import (
     Observation,
@@ -23,6 +23,9 @@ from clusterscout.store.tables import feed_runs
 
 # Prices equal to within this many USD per GPU-hour count as unchanged.
 PRICE_EPSILON_USD = 1e-6
+DEFAULT_MAX_PRICE_FACTOR = 2.0
+"""A new price at least this many times the current one, or at most its inverse, is held."""
+SHOWN_JUMPS = 5
 
 
 class Stage(StrEnum):
@@ -73,6 +76,7 @@ class FeedReport:
     unmatched: list[Unmatched] = field(default_factory=list)
     not_cluster_nodes: int = 0
     dry_run: bool = False
+    held: bool = False
 
     def count(self, kind: ChangeKind) -> int:
         """Number of observations of one kind."""
@@ -109,7 +113,7 @@ def _record(conn: Connection, report: FeedReport, started: datetime, finished: d
             input=report.source,
             started_at=started,
             finished_at=finished,
-            status="ok" if report.ok else "failed",
+            status="ok" if report.ok else ("held" if report.held else "failed"),
             message=report.message,
             rows_read=report.rows_read,
             new_prices=report.count(ChangeKind.NEW),
@@ -120,13 +124,50 @@ def _record(conn: Connection, report: FeedReport, started: datetime, finished: d
     )
 
 
+def jumps(changes: Sequence[PriceChange], factor: float) -> list[PriceChange]:
+    """Changed prices that moved by ``factor`` or more, up or down, against the current one."""
+    out = []
+    for c in changes:
+        old, new = c.old_usd_per_gpu_hour, c.new_usd_per_gpu_hour
+        if c.kind is not ChangeKind.CHANGED or old is None or old <= 0 or new <= 0:
+            continue
+        if max(new / old, old / new) >= factor:
+            out.append(c)
+    return out
+
+
+def _hold_jumps(changes: Sequence[PriceChange], factor: float) -> None:
+    found = jumps(changes, factor)
+    if not found:
+        return
+    shown = "; ".join(
+        f"{c.offer_id} {c.tier}{f' ({c.term})' if c.term else ''}: "
+        f"{c.old_usd_per_gpu_hour:g} -> {c.new_usd_per_gpu_hour:g}"
+        for c in found[:SHOWN_JUMPS]
+    )
+    more = f" and {len(found) - SHOWN_JUMPS} more" if len(found) > SHOWN_JUMPS else ""
+    msg = (
+        f"held: {len(found)} price(s) moved by {factor:g}x or more against the current price "
+        f"({shown}{more}); nothing was applied. If they are right, run again with "
+        "--allow-price-jumps"
+    )
+    raise FeedHeldError(msg)
+
+
 def _apply(
-    conn: Connection, feed: Feed, batch: FeedBatch, observed_at: datetime, on_stage: OnStage
+    conn: Connection,
+    feed: Feed,
+    batch: FeedBatch,
+    observed_at: datetime,
+    on_stage: OnStage,
+    max_price_factor: float | None,
 ) -> tuple[MatchResult, list[PriceChange]]:
     on_stage(feed.name, Stage.MATCH)
     index = OfferIndex.load(conn)
     result = match_items(batch.items, index, feed=feed.name, observed_at=observed_at)
     changes = compare(conn, result.observations)
+    if max_price_factor is not None:
+        _hold_jumps(changes, max_price_factor)
     on_stage(feed.name, Stage.WRITE)
     append(conn, result.observations)
     refresh_current(conn, {o.offer_id for o in result.observations})
@@ -148,8 +189,12 @@ def run_feed(
     now: datetime | None = None,
     as_of: date | None = None,
     on_stage: OnStage = _noop,
+    max_price_factor: float | None = DEFAULT_MAX_PRICE_FACTOR,
 ) -> FeedReport:
     """Read, match and apply one feed in a single transaction.
+
+    A price that moves by ``max_price_factor`` or more against the current one holds the
+    whole feed (FeedHeldError: nothing applied); None lets every change through.
 
     ``as_of`` dates the prices the input leaves undated (default: the day of ``now``); a
     backdated price is kept in the history but does not displace a newer current price.
@@ -168,7 +213,7 @@ def run_feed(
         with engine.connect() as conn:
             transaction = conn.begin()
             try:
-                result, changes = _apply(conn, feed, batch, started, on_stage)
+                result, changes = _apply(conn, feed, batch, started, on_stage, max_price_factor)
                 report.changes = changes
                 report.unmatched = result.unmatched
                 report.not_cluster_nodes = result.not_cluster_nodes
@@ -189,6 +234,7 @@ def run_feed(
             source=report.source,
             rows_read=report.rows_read,
             dry_run=dry_run,
+            held=isinstance(exc, FeedHeldError),
         )
         if not dry_run:
             with engine.begin() as conn:
@@ -206,9 +252,19 @@ def run_feeds(
     now: datetime | None = None,
     as_of: date | None = None,
     on_stage: OnStage = _noop,
+    max_price_factor: float | None = DEFAULT_MAX_PRICE_FACTOR,
 ) -> list[FeedReport]:
     """Apply each feed independently; a failed feed never stops the next one."""
     return [
-        run_feed(engine, f, source, dry_run=dry_run, now=now, as_of=as_of, on_stage=on_stage)
+        run_feed(
+            engine,
+            f,
+            source,
+            dry_run=dry_run,
+            now=now,
+            as_of=as_of,
+            on_stage=on_stage,
+            max_price_factor=max_price_factor,
+        )
         for f in feeds
     ]
