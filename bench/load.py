@@ -1,10 +1,14 @@
-"""Load benchmark: serve the app with several uvicorn workers on loopback and drive two URLs.
+"""Load benchmark: clusterscout and Datasette on the same SQLite file, one worker each, loopback.
 
-Usage: ``.venv/bin/python bench/load.py [--workers 4] [--seconds 10] [--concurrency 8]``
+Usage: ``.venv/bin/python bench/load.py [--seconds 8] [--concurrency 16] [--soak 60]
+[--datasette PATH]``
 
-Builds the SQLite database from data/ if missing, starts ``clusterscout serve`` on a free port,
-then runs an httpx async load generator per URL for a bounded time and prints requests/s, p50 and
-p99 latency. Conditional requests (ETag) are not used: every request is a full render.
+Starts three servers on free ports over the database ``make build-db`` wrote: clusterscout with
+its response cache (the *cached* figures: the same URL again and again), clusterscout with the
+cache off (*uncached*: every answer rendered, as when users vary filters), and Datasette (a
+bench-only tool, installed by ``make bench`` in a venv of its own). It prints req/s, p50 and
+p99 for each case side by side, the compressed sizes, and then a mixed soak (pages, API,
+plans, estimates) with the server's resident memory sampled every second.
 """
 
 from __future__ import annotations
@@ -12,17 +16,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-URLS = ("/en/multi-node/?fabric=infiniband&rdma=true", "/api/v1/offers?multi_node=true")
 ROOT = Path(__file__).resolve().parents[1]
+DB = ROOT / "build" / "clusterscout.sqlite3"
+API = "/api/v1/offers?fabric=infiniband&rdma=true&limit=50"
+PAGE = "/en/offers/?fabric=infiniband&rdma=true"
+# The same 50 rows, by the same order, as Datasette SQL JSON (the review's comparison).
+DS_SQL = (
+    "select record_json from offers where fabric = 'infiniband' and gpudirect_rdma = 1 "
+    "order by from_usd_per_gpu_hour is null, from_usd_per_gpu_hour, id limit 50"
+)
+DS_API = (
+    "/clusterscout.json?"
+    + httpx.QueryParams({"sql": DS_SQL, "_shape": "array", "_json": "record_json"}).__str__()
+)
+DS_PAGE = "/clusterscout/offers?fabric=infiniband&gpudirect_rdma=1&_size=50"
+CODE_HOME = ROOT / "src"
 
 
 def _free_port() -> int:
@@ -31,66 +53,227 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(port: int, workers: int) -> subprocess.Popen[bytes]:
-    exe = Path(sys.executable).with_name("clusterscout")
-    cmd = [str(exe), "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
+@contextmanager
+def _server(cmd: list[str], env: dict[str, str], health: str) -> Iterator[tuple[str, int]]:
+    """Run ``cmd`` (``{port}`` filled in); yield its base URL and pid; stop it after."""
+    port = _free_port()
+    argv = [a.replace("{port}", str(port)) for a in cmd]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + health, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                err = proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+                raise SystemExit(f"{argv[0]} did not start:\n{err}")
             time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("server did not start")
+        yield base, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
-async def _drive(base: str, path: str, seconds: float, concurrency: int) -> list[float]:
+@dataclass
+class Result:
+    """Latencies (s) and failures of one timed run."""
+
+    latencies: list[float]
+    errors: int
+    seconds: float
+
+    def line(self, name: str) -> str:
+        """One row of the table."""
+        q = statistics.quantiles(self.latencies, n=100) if len(self.latencies) > 1 else [0] * 99
+        rate = len(self.latencies) / self.seconds
+        return (
+            f"| {name:<44} | {rate:8.0f} | {q[49] * 1000:7.1f} | {q[98] * 1000:7.1f} "
+            f"| {self.errors:6d} |"
+        )
+
+    @property
+    def rate(self) -> float:
+        """Requests per second."""
+        return len(self.latencies) / self.seconds
+
+
+Request = tuple[str, str, dict[str, object] | None]  # method, path, JSON body
+
+
+async def _drive(
+    base: str, pick: Callable[[], Request], seconds: float, concurrency: int
+) -> Result:
     latencies: list[float] = []
     errors = 0
     stop = time.perf_counter() + seconds
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=10) as client:
+    headers = {"Accept-Encoding": "gzip"}
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30, headers=headers) as c:
 
         async def worker() -> None:
             nonlocal errors
             while time.perf_counter() < stop:
+                method, path, body = pick()
                 start = time.perf_counter()
-                r = await client.get(path)
+                try:
+                    r = await c.request(method, path, json=body)
+                    ok = r.status_code == 200
+                except httpx.HTTPError:
+                    ok = False
                 latencies.append(time.perf_counter() - start)
-                if r.status_code != 200:
-                    errors += 1
+                errors += not ok
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-    if errors:
-        print(f"  {errors} non-200 answers")
-    return latencies
+    return Result(latencies, errors, seconds)
+
+
+def _run(base: str, pick: Callable[[], Request], seconds: float, concurrency: int) -> Result:
+    asyncio.run(_drive(base, pick, min(seconds, 1.0), concurrency))  # warm-up
+    return asyncio.run(_drive(base, pick, seconds, concurrency))
+
+
+def _same(path: str) -> Callable[[], Request]:
+    return lambda: ("GET", path, None)
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _mixed(rng: random.Random) -> Callable[[], Request]:
+    fabrics = ("infiniband", "roce", "ethernet", "efa")
+    pages = ("multi-node/", "offers/", "plan/", "")
+
+    def query() -> str:
+        parts = [f"fabric={rng.choice(fabrics)}"]
+        if rng.random() < 0.5:
+            parts.append(f"rdma={rng.choice(('true', 'false'))}")
+        if rng.random() < 0.5:
+            parts.append(f"min_gbps={rng.choice((400, 800, 1600, 3200))}")
+        return "&".join(parts)
+
+    def pick() -> Request:
+        roll = rng.random()
+        if roll < 0.3:
+            lang = rng.choice(("en", "de", "fr", "pt", "es"))
+            return "GET", f"/{lang}/{rng.choice(pages)}?{query()}", None
+        if roll < 0.7:
+            return "GET", f"/api/v1/offers?{query()}&limit={rng.choice((20, 50, 100))}", None
+        if roll < 0.9:
+            body = {
+                "model": rng.choice(("7B", "13B", "70B", "405B")),
+                "tokens": rng.choice((1e10, 1e11, 1e12)),
+                "max_nodes": rng.choice((4, 8, 16, 32)),
+            }
+            return "POST", "/api/v1/plan", body
+        scenario = {
+            "cluster": {
+                "gpu": "H100-SXM-80GB",
+                "gpus_per_node": 8,
+                "nodes": rng.choice((2, 4, 8, 16)),
+                "fabric": "infiniband",
+                "per_node_gbps": rng.choice((1600, 3200)),
+            },
+            "workload": {"kind": "collective", "op": "all_reduce", "message_bytes": 1 << 30},
+        }
+        return "POST", "/api/v1/estimate", scenario
+
+    return pick
+
+
+def _sizes(base: str) -> list[str]:
+    out = []
+    for path in ("/en/multi-node/", "/api/v1/offers"):
+        plain = httpx.get(base + path, headers={"Accept-Encoding": "identity"}).content
+        row = [f"{path}: {len(plain):,} B"]
+        for enc in ("gzip", "br"):
+            with httpx.stream("GET", base + path, headers={"Accept-Encoding": enc}) as r:
+                raw = b"".join(r.iter_raw())
+                row.append(f"{r.headers.get('content-encoding')} {len(raw):,} B")
+        out.append(", ".join(row))
+    return out
 
 
 def main() -> None:
-    """Run the benchmark and print one line per URL."""
+    """Run every case and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--soak", type=float, default=60.0, help="mixed soak seconds (0: skip)")
+    parser.add_argument("--datasette", default=shutil.which("datasette") or "")
     args = parser.parse_args()
-    port = _free_port()
-    proc = _start(port, args.workers)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        asyncio.run(_drive(base, URLS[0], 1.0, 4))  # warm-up: templates, caches
-        print(f"{args.workers} workers, {args.concurrency} connections, {args.seconds:g} s per URL")
-        for path in URLS:
-            lat = asyncio.run(_drive(base, path, args.seconds, args.concurrency))
-            q = statistics.quantiles(lat, n=100)
-            print(
-                f"{path}\n  {len(lat) / args.seconds:8.0f} req/s   "
-                f"p50 {q[49] * 1000:6.1f} ms   p99 {q[98] * 1000:6.1f} ms   ({len(lat)} requests)"
-            )
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    if not DB.is_file():
+        raise SystemExit(f"{DB} is missing: run make build-db")
+    exe = str(Path(sys.executable).with_name("clusterscout"))
+    serve = [exe, "serve", "--host", "127.0.0.1", "--port", "{port}", "--workers", "1"]
+    env = {"CLUSTERSCOUT_SQLITE_PATH": str(DB)}
+    n, secs = args.concurrency, args.seconds
+    print(f"one worker each, {n} connections, {secs:g} s per case, same file {DB.name}\n")
+    print(f"| {'case':<44} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | {'errors':>6} |")
+    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 8}|")
+    with _server(serve, {**env, "CLUSTERSCOUT_RESPONSE_CACHE_MB": "0"}, "/healthz") as (b, _):
+        uncached_api = _run(b, _same(API), secs, n)
+        print(uncached_api.line("clusterscout API, uncached"), flush=True)
+        uncached_page = _run(b, _same(PAGE), secs, n)
+    ds_api = ds_page = None
+    if args.datasette:
+        ds = [args.datasette, "serve", str(DB), "--port", "{port}", "--host", "127.0.0.1",
+              "--setting", "sql_time_limit_ms", "1000"]  # fmt: skip
+        with _server(ds, {}, "/-/versions.json") as (b, _):
+            ds_api = _run(b, _same(DS_API), secs, n)
+            print(ds_api.line("Datasette SQL JSON, same 50 rows"), flush=True)
+            ds_page = _run(b, _same(DS_PAGE), secs, n)
+    print(uncached_page.line("clusterscout HTML listing, uncached"))
+    if ds_page is not None:
+        print(ds_page.line("Datasette HTML table page"))
+    with _server(serve, env, "/healthz") as (b, pid):
+        cached = _run(b, _same(API), secs, n)
+        print(cached.line("clusterscout API, response cache hit"))
+        print(_run(b, _same(PAGE), secs, n).line("clusterscout HTML listing, cache hit"))
+        print()
+        if ds_api is not None:
+            print(f"uncached API / Datasette SQL JSON: {uncached_api.rate / ds_api.rate:.2f}x")
+        for line in _sizes(b):
+            print(line)
+        if args.soak > 0:
+            _soak(b, pid, args.soak, n)
+
+
+def _soak(base: str, pid: int, seconds: float, concurrency: int) -> None:
+    rss: list[float] = []
+
+    async def sample() -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            rss.append(_rss_mib(pid))
+            await asyncio.sleep(1)
+
+    async def both() -> Result:
+        pick = _mixed(random.Random(10))  # the same sequence every run
+        result, _ = await asyncio.gather(_drive(base, pick, seconds, concurrency), sample())
+        return result
+
+    start = _rss_mib(pid)
+    result = asyncio.run(both())
+    half = rss[len(rss) // 2 :] or [start]
+    print(f"\nmixed soak {seconds:g} s (30% pages, 40% API, 20% plan, 10% estimate):")
+    print(result.line("mixed"))
+    print(
+        f"RSS MiB: start {start:.0f}, max {max(rss, default=start):.0f}, "
+        f"second half {min(half):.0f}..{max(half):.0f}, end {rss[-1] if rss else start:.0f}"
+    )
 
 
 if __name__ == "__main__":

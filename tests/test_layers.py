@@ -38,6 +38,8 @@ SHARED: Mapping[str, frozenset[str]] = {
     # The published JSON of plans and estimates: the CLI's --format json and the Python API's
     # to_dict() must be the API's JSON, so they use its one declaration.
     "clusterscout.web.schemas": frozenset({"cli", "library"}),
+    # export-site is the web surface written to files; the CLI command only starts it.
+    "clusterscout.web.export": frozenset({"cli"}),
 }
 
 

@@ -53,7 +53,8 @@ def test_a_declared_body_that_never_comes_is_408() -> None:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         reached.append((await receive())["body"])
 
-    middleware = RequestBodyMiddleware(app, timeout_s=0.05, max_bytes=1000)
+    paths = {"/api/v1/plan"}
+    middleware = RequestBodyMiddleware(app, paths=lambda: paths, timeout_s=0.05, max_bytes=1000)
     sent: list[Message] = []
 
     async def never() -> Message:
@@ -73,6 +74,11 @@ def test_a_declared_body_that_never_comes_is_408() -> None:
     assert sent[0]["status"] == 408
     assert json.loads(sent[1]["body"])["error"]["code"] == "request_timeout"
     assert not reached
+
+
+def test_a_post_where_only_get_is_allowed_is_405_whatever_its_body(client: TestClient) -> None:
+    for headers in ({}, {"content-type": "text/plain"}):
+        assert client.post("/api/v1/offers", content=b"x", headers=headers).status_code == 405
 
 
 def test_allow_lists_head_wherever_get_is_allowed(client: TestClient) -> None:

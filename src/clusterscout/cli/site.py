@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
-from clusterscout.cli.options import database_url_option, engine_for, settings_for
+from clusterscout.cli.options import database_url_option, engine_for, fail, settings_for
 from clusterscout.cli.output import out
-from clusterscout.settings import LOOPBACK_HOSTS
+from clusterscout.settings import LOOPBACK_HOSTS, Settings
 
 
 @click.command()
@@ -48,4 +49,42 @@ def serve(host: str, port: int, workers: int, database_url: str | None) -> None:
     )
 
 
-COMMANDS: tuple[click.Command, ...] = (serve,)
+@click.command("export-site")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--public-url",
+    help="Scheme and host the site will be served at (canonical and sitemap links); "
+    "default CLUSTERSCOUT_PUBLIC_URL.",
+)
+@click.option("--overwrite", is_flag=True, help="Write into DIRECTORY even if it is not empty.")
+@database_url_option
+def export_site(
+    directory: Path, public_url: str | None, overwrite: bool, database_url: str | None
+) -> None:
+    """Write every page in every language and the API's GET answers as static files."""
+    from clusterscout.web import export  # noqa: PLC0415 - only this command renders pages
+
+    if directory.is_dir() and any(directory.iterdir()) and not overwrite:
+        raise fail(f"{directory}: not empty (pass --overwrite to write into it)")
+    settings = settings_for(database_url)
+    if public_url:
+        try:
+            settings = settings.model_copy(
+                update={"public_url": Settings(public_url=public_url).public_url}
+            )
+        except ValueError as exc:
+            raise fail(f"--public-url: {exc}") from None
+    engine_for(database_url).dispose()  # builds when missing; fails early with a clear message
+    try:
+        report = export.export_site(settings, directory)
+    except (export.ExportError, OSError) as exc:
+        raise fail(str(exc)) from None
+    langs = ", ".join(f"{k} {v}" for k, v in sorted(report.pages_by_language.items()))
+    out.print(
+        f"exported {report.pages} pages ({langs}), {report.api_answers} API answers and "
+        f"{report.other_files} other files to {directory}",
+        highlight=False,
+    )
+
+
+COMMANDS: tuple[click.Command, ...] = (serve, export_site)

@@ -110,14 +110,10 @@ def create_app(settings: Settings) -> FastAPI:
 
 
 def _post_paths(app: FastAPI) -> set[str]:
-    """Paths of the routes that read a POST body (computed once, from the app's own routes)."""
+    """Paths that read a POST body, from the app's own OpenAPI document (computed once)."""
     cached: set[str] | None = getattr(app.state, "post_paths", None)
     if cached is None:
-        cached = {
-            str(getattr(r, "path", ""))
-            for r in app.routes
-            if "POST" in (getattr(r, "methods", None) or ())
-        }
+        cached = {path for path, ops in app.openapi()["paths"].items() if "post" in ops}
         app.state.post_paths = cached
     return cached
 
