@@ -154,14 +154,15 @@ def _rss_mib(pid: int) -> float:
 
 def _mixed(rng: random.Random) -> Callable[[], Request]:
     fabrics = ("infiniband", "roce", "ethernet", "efa")
-    pages = ("multi-node/", "offers/", "plan/", "")
+    pages = ("multi-node/", "offers/", "")
 
     def query() -> str:
+        # In canonical (sorted) order: a page redirects other orders to this one.
         parts = [f"fabric={rng.choice(fabrics)}"]
         if rng.random() < 0.5:
-            parts.append(f"rdma={rng.choice(('true', 'false'))}")
-        if rng.random() < 0.5:
             parts.append(f"min_gbps={rng.choice((400, 800, 1600, 3200))}")
+        if rng.random() < 0.5:
+            parts.append(f"rdma={rng.choice(('true', 'false'))}")
         return "&".join(parts)
 
     def pick() -> Request:

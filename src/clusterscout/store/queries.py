@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Final, TypeVar
 
+import orjson
 from sqlalchemy import ColumnElement, Connection, Select, and_, func, or_, select, true
 
 from clusterscout.catalog.filters import OfferFilter, SortKey, Unknowable
@@ -153,7 +154,7 @@ def list_offers(
         count = count_offers(conn, f)
     else:
         count = 0
-    return Page([json.loads(r.record_json) for r in rows], count)
+    return Page([orjson.loads(r.record_json) for r in rows], count)
 
 
 def list_providers(conn: Connection, multi_node: MultiNode | None = None) -> Page:
@@ -161,7 +162,7 @@ def list_providers(conn: Connection, multi_node: MultiNode | None = None) -> Pag
     stmt = select(providers.c.record_json).order_by(func.lower(providers.c.name))
     if multi_node is not None:
         stmt = stmt.where(providers.c.multi_node == multi_node.value)
-    records = [json.loads(r.record_json) for r in conn.execute(stmt)]
+    records = [orjson.loads(r.record_json) for r in conn.execute(stmt)]
     return Page(records, len(records))
 
 
@@ -170,7 +171,7 @@ def get_provider(conn: Connection, slug: str) -> dict[str, Any] | None:
     row = conn.execute(select(providers.c.record_json).where(providers.c.slug == slug)).first()
     if row is None:
         return None
-    record: dict[str, Any] = json.loads(row.record_json)
+    record: dict[str, Any] = orjson.loads(row.record_json)
     record["offers"] = list_offers(conn, OfferFilter(provider=(slug,)), SortKey.PRICE).records
     return record
 
@@ -272,11 +273,11 @@ def stale_facts(conn: Connection, today: date, max_age_days: int) -> list[dict[s
     """
     out: list[dict[str, Any]] = []
     scopes: list[tuple[str, str, dict[str, Any]]] = [
-        (r.slug, "provider", json.loads(r.record_json))
+        (r.slug, "provider", orjson.loads(r.record_json))
         for r in conn.execute(select(providers.c.slug, providers.c.record_json))
     ]
     scopes += [
-        (r.provider, r.id, json.loads(r.record_json))
+        (r.provider, r.id, orjson.loads(r.record_json))
         for r in conn.execute(select(offers.c.id, offers.c.provider, offers.c.record_json))
     ]
     for provider, scope, record in scopes:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Path, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from clusterscout.app import coverage, offers, prices
 from clusterscout.catalog.exports import OFFER_COLUMNS, offer_row, to_csv
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import MultiNode
 from clusterscout.web import api_docs, params, viewmodels
-from clusterscout.web.api_error import ApiError
+from clusterscout.web.api_error import ApiError, FastJSONResponse
 from clusterscout.web.i18n import KNOWN_LOCALES, negotiate
 from clusterscout.web.runtime import reading, snapshot_of, state_of
 from clusterscout.web.schemas import (
@@ -54,10 +54,10 @@ def _lang(request: Request) -> str:
     return lang
 
 
-def _localized(request: Request, body: Any, lang: str) -> JSONResponse:
+def _localized(request: Request, body: Any, lang: str) -> Response:
     """``body`` with the catalog's free text in ``lang``, saying which language it is in."""
     catalog = state_of(request).formatter(snapshot_of(request), lang).catalog
-    return JSONResponse(catalog.localize(body), headers={"Content-Language": lang})
+    return FastJSONResponse(catalog.localize(body), headers={"Content-Language": lang})
 
 
 def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], offers.Page]:
@@ -125,7 +125,7 @@ def get_coverage(request: Request) -> Response:
         raise InputError(sorted(request.query_params)[0], "unknown parameter (none are accepted)")
     with reading(request) as conn:
         report = coverage.coverage(conn, viewmodels.today(), _stale_after(request))
-    return JSONResponse({**report.to_dict(), "meta": _meta(request)})
+    return FastJSONResponse({**report.to_dict(), "meta": _meta(request)})
 
 
 @router.get(
@@ -216,4 +216,4 @@ def _stale_after(request: Request) -> int:
 @health_router.get("/healthz", response_model=HealthOut, include_in_schema=False)
 def healthz(request: Request) -> Response:
     """Liveness plus the data version served."""
-    return JSONResponse({"status": "ok", "data_version": snapshot_of(request).data_version})
+    return FastJSONResponse({"status": "ok", "data_version": snapshot_of(request).data_version})

@@ -9,12 +9,12 @@ from typing import Annotated, Any, Final, TypeVar
 
 from fastapi import APIRouter, Body, Request
 from sqlalchemy import Connection
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from clusterscout.app import estimates, plans
 from clusterscout.app.errors import Operation, failure_of
 from clusterscout.web import api_docs
-from clusterscout.web.api_error import ApiError
+from clusterscout.web.api_error import ApiError, FastJSONResponse
 from clusterscout.web.middleware import Entry
 from clusterscout.web.runtime import reading, snapshot_of, state_of
 from clusterscout.web.schemas import ErrorOut, EstimateOut, PlanOut, estimate_json, plan_json
@@ -79,7 +79,7 @@ def _answer(
         hit = st.answers.get(key)
         if hit is not None:
             return Response(hit.body, media_type="application/json")
-    payload = JSONResponse(to_json(_run(request, runner, body))).body
+    payload = FastJSONResponse(to_json(_run(request, runner, body))).body
     if key is not None:
         st.answers.put(key, Entry([], bytes(payload)))
     return Response(payload, media_type="application/json")
