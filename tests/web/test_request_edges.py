@@ -86,3 +86,36 @@ def test_allow_lists_head_wherever_get_is_allowed(client: TestClient) -> None:
     assert r.status_code == 405
     assert [m.strip() for m in r.headers["allow"].split(",")] == ["GET", "HEAD"]
     assert client.head("/api/v1/offers").status_code == 200
+
+
+def test_an_error_page_outside_the_middleware_opens_no_connection(
+    fixture_db_path: object, fixture_data_dir: object
+) -> None:
+    # A bug's 500 page is rendered by the outermost layer, after the request's snapshot was
+    # closed; it must not open one that nobody closes (the pool would run dry).
+    from fastapi import APIRouter
+
+    from clusterscout.settings import Settings
+    from clusterscout.web.app import create_app
+
+    settings = Settings(
+        database_url=f"sqlite:///{fixture_db_path}",
+        data_dir=fixture_data_dir,  # type: ignore[arg-type]
+        public_url="http://testserver",
+    )
+    app = create_app(settings)
+    router = APIRouter()
+
+    @router.get("/en/boom/")
+    def boom() -> None:
+        raise RuntimeError("a bug")
+
+    app.include_router(router)
+    engine = app.state.cs.engine
+    with TestClient(app, raise_server_exceptions=False) as c:
+        for _ in range(3):
+            r = c.get("/en/boom/")
+            assert r.status_code == 500
+            assert "<html" in r.text
+    assert engine.pool.checkedout() == 0
+    engine.dispose()

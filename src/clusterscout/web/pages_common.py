@@ -11,7 +11,7 @@ from starlette.responses import HTMLResponse
 
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.i18n import KNOWN_LOCALES
-from clusterscout.web.runtime import snapshot_of, state_of
+from clusterscout.web.runtime import open_snapshot_of, snapshot_of, state_of
 
 Lang = Annotated[str, Path(pattern="^[a-z]{2}$")]
 
@@ -64,9 +64,10 @@ def base_context(
             Alternate(code, LANGUAGE_NAMES[code], f"/{code}/{tail}{query}", code == lang)
             for code in KNOWN_LOCALES
         ]
-    snap = snapshot_of(request)
-    fmt = st.formatter(snap, lang)
-    built = snap.built_at[:10]
+    # Pages read their snapshot (opened by the middleware); an error page shows what there is.
+    snap = open_snapshot_of(request) if tail is None else snapshot_of(request)
+    fmt = st.formatter(snap, lang) if snap else st.formatters[lang]
+    built = snap.built_at[:10] if snap else ""
     return {
         "lang": lang,
         "origin": base,
@@ -75,7 +76,7 @@ def base_context(
         "alternates": alternates,
         "section": section,
         "asset_version": st.asset_version,
-        "data_version": snap.data_version,
+        "data_version": snap.data_version if snap else "",
         "built_on": fmt.day(built) if built else "",
         "fmt": fmt,
     }

@@ -147,6 +147,13 @@ def _open(scope: Scope, engine: Engine) -> Snapshot:
     return snap
 
 
+def open_snapshot_of(request: Request) -> Snapshot | None:
+    """The request's snapshot if one is open, without opening one (for error pages: they may
+    be rendered outside the middleware that closes it, or with the database down)."""
+    snap: Snapshot | None = (request.scope.get("state") or {}).get(SNAPSHOT_KEY)
+    return snap
+
+
 def snapshot_of(request: Request) -> Snapshot:
     """The request's one consistent read of the database (opened on first use).
 
