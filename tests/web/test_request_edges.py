@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio
 import pytest
@@ -70,7 +71,9 @@ def test_a_declared_body_that_never_comes_is_408() -> None:
         "path": "/api/v1/plan",
         "headers": [(b"content-type", b"application/json"), (b"content-length", b"10")],
     }
-    anyio.run(middleware, scope, never, send)
+    # In a thread of its own: the worker may already run an event loop (Playwright's).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(anyio.run, middleware, scope, never, send).result()
     assert sent[0]["status"] == 408
     assert json.loads(sent[1]["body"])["error"]["code"] == "request_timeout"
     assert not reached
