@@ -108,3 +108,21 @@ def test_public_url_setting_is_checked() -> None:
         "a.example",
         "b.example",
     ]
+
+
+def test_the_api_language_is_part_of_the_key_but_the_raw_header_is_not(
+    fixture_db_path: Path, fixture_data_dir: Path
+) -> None:
+    # The API's free text follows Accept-Language: a German answer must never reach an
+    # English reader, and spellings of the same choice must not each take a cache entry.
+    client = _client(fixture_db_path, fixture_data_dir, ["clusterscout.example"])
+    path = "/api/v1/offers"
+    german = client.get(path, headers={"Accept-Language": "de"})
+    assert german.headers["content-language"] == "de"
+    plain = client.get(path)
+    assert plain.headers["content-language"] == "en"
+    assert plain.headers["etag"] != german.headers["etag"]
+    assert "Accept-Language" in plain.headers["vary"]
+    for spelling in ("de-DE", "de;q=0.9, xx;q=0.1", "DE"):
+        same = client.get(path, headers={"Accept-Language": spelling})
+        assert same.headers["etag"] == german.headers["etag"], spelling
