@@ -85,19 +85,21 @@ def _server(cmd: list[str], env: dict[str, str], health: str) -> Iterator[tuple[
 
 @dataclass
 class Result:
-    """Latencies (s) and failures of one timed run."""
+    """Latencies (s), failures and the server's CPU seconds of one timed run."""
 
     latencies: list[float]
     errors: int
     seconds: float
+    cpu_s: float = 0.0
 
     def line(self, name: str) -> str:
         """One row of the table."""
         q = statistics.quantiles(self.latencies, n=100) if len(self.latencies) > 1 else [0] * 99
         rate = len(self.latencies) / self.seconds
+        cpu = self.cpu_s * 1000 / max(len(self.latencies), 1)
         return (
             f"| {name:<44} | {rate:8.0f} | {q[49] * 1000:7.1f} | {q[98] * 1000:7.1f} "
-            f"| {self.errors:6d} |"
+            f"| {cpu:7.2f} | {self.errors:6d} |"
         )
 
     @property
@@ -136,9 +138,21 @@ async def _drive(
     return Result(latencies, errors, seconds)
 
 
-def _run(base: str, pick: Callable[[], Request], seconds: float, concurrency: int) -> Result:
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its children so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _run(
+    base: str, pick: Callable[[], Request], seconds: float, concurrency: int, pid: int
+) -> Result:
     asyncio.run(_drive(base, pick, min(seconds, 1.0), concurrency))  # warm-up
-    return asyncio.run(_drive(base, pick, seconds, concurrency))
+    before = _cpu_s(pid)
+    result = asyncio.run(_drive(base, pick, seconds, concurrency))
+    # Server CPU per request does not depend on what else the machine runs; req/s does.
+    result.cpu_s = _cpu_s(pid) - before
+    return result
 
 
 def _same(path: str) -> Callable[[], Request]:
@@ -222,30 +236,39 @@ def main() -> None:
     env = {"CLUSTERSCOUT_SQLITE_PATH": str(DB)}
     n, secs = args.concurrency, args.seconds
     print(f"one worker each, {n} connections, {secs:g} s per case, same file {DB.name}\n")
-    print(f"| {'case':<44} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | {'errors':>6} |")
-    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 8}|")
-    with _server(serve, {**env, "CLUSTERSCOUT_RESPONSE_CACHE_MB": "0"}, "/healthz") as (b, _):
-        uncached_api = _run(b, _same(API), secs, n)
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
+    print(
+        f"| {'case':<44} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | {'CPU ms':>7} "
+        f"| {'errors':>6} |"
+    )
+    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 8}|")
+    uncached_env = {**env, "CLUSTERSCOUT_RESPONSE_CACHE_MB": "0"}
+    with _server(serve, uncached_env, "/healthz") as (b, pid):
+        uncached_api = _run(b, _same(API), secs, n, pid)
         print(uncached_api.line("clusterscout API, uncached"), flush=True)
-        uncached_page = _run(b, _same(PAGE), secs, n)
+        uncached_page = _run(b, _same(PAGE), secs, n, pid)
     ds_api = ds_page = None
     if args.datasette:
         ds = [args.datasette, "serve", str(DB), "--port", "{port}", "--host", "127.0.0.1",
               "--setting", "sql_time_limit_ms", "1000"]  # fmt: skip
-        with _server(ds, {}, "/-/versions.json") as (b, _):
-            ds_api = _run(b, _same(DS_API), secs, n)
+        with _server(ds, {}, "/-/versions.json") as (b, pid):
+            ds_api = _run(b, _same(DS_API), secs, n, pid)
             print(ds_api.line("Datasette SQL JSON, same 50 rows"), flush=True)
-            ds_page = _run(b, _same(DS_PAGE), secs, n)
+            ds_page = _run(b, _same(DS_PAGE), secs, n, pid)
     print(uncached_page.line("clusterscout HTML listing, uncached"))
     if ds_page is not None:
         print(ds_page.line("Datasette HTML table page"))
     with _server(serve, env, "/healthz") as (b, pid):
-        cached = _run(b, _same(API), secs, n)
+        cached = _run(b, _same(API), secs, n, pid)
         print(cached.line("clusterscout API, response cache hit"))
-        print(_run(b, _same(PAGE), secs, n).line("clusterscout HTML listing, cache hit"))
-        print()
+        print(_run(b, _same(PAGE), secs, n, pid).line("clusterscout HTML listing, cache hit"))
+        print("\nCPU ms: the server's CPU time per request (independent of other load).")
         if ds_api is not None:
-            print(f"uncached API / Datasette SQL JSON: {uncached_api.rate / ds_api.rate:.2f}x")
+            ratio = uncached_api.rate / ds_api.rate
+            cpu = (ds_api.cpu_s / len(ds_api.latencies)) / (
+                uncached_api.cpu_s / len(uncached_api.latencies)
+            )
+            print(f"uncached API / Datasette SQL JSON: {ratio:.2f}x req/s, {cpu:.2f}x per CPU")
         for line in _sizes(b):
             print(line)
         if args.soak > 0:
@@ -266,8 +289,9 @@ def _soak(base: str, pid: int, seconds: float, concurrency: int) -> None:
         result, _ = await asyncio.gather(_drive(base, pick, seconds, concurrency), sample())
         return result
 
-    start = _rss_mib(pid)
+    start, cpu = _rss_mib(pid), _cpu_s(pid)
     result = asyncio.run(both())
+    result.cpu_s = _cpu_s(pid) - cpu
     half = rss[len(rss) // 2 :] or [start]
     print(f"\nmixed soak {seconds:g} s (30% pages, 40% API, 20% plan, 10% estimate):")
     print(result.line("mixed"))

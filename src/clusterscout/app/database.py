@@ -15,9 +15,15 @@ from clusterscout.catalog.translations import translation_problems, translation_
 from clusterscout.settings import Settings
 from clusterscout.store import migrate, queries
 from clusterscout.store.build import BuildStats, build_database, data_version, ensure_schema
-from clusterscout.store.db import DatabaseURLError, make_engine, snapshot_connection
+from clusterscout.store.db import (
+    THREADS_PER_PROCESS,
+    DatabaseURLError,
+    make_engine,
+    snapshot_connection,
+)
 
 __all__ = [
+    "THREADS_PER_PROCESS",
     "BuildStats",
     "CatalogInvalidError",
     "DatabaseURLError",

@@ -219,10 +219,18 @@ def read_meta(conn: Connection) -> dict[str, str]:
     return {r.key: r.value for r in conn.execute(select(meta))}
 
 
+_VERSIONS: Final = select(meta.c.key, meta.c.value).where(
+    meta.c.key.in_(("data_version", "built_at"))
+)
+
+
 def read_versions(conn: Connection) -> dict[str, str]:
-    """Only ``data_version`` and ``built_at`` (the meta table also holds large values)."""
-    wanted = ("data_version", "built_at")
-    return {r.key: r.value for r in conn.execute(select(meta).where(meta.c.key.in_(wanted)))}
+    """Only ``data_version`` and ``built_at`` (the meta table also holds large values).
+
+    Every request runs it, so the statement is built once (SQLAlchemy then reuses its
+    compiled form).
+    """
+    return {r.key: r.value for r in conn.execute(_VERSIONS)}
 
 
 def meta_value(conn: Connection, key: str) -> str | None:

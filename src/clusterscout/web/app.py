@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import PlainTextResponse, Response
 
-from clusterscout.app.database import open_engine
+from clusterscout.app.database import THREADS_PER_PROCESS, open_engine
 from clusterscout.settings import Settings
 from clusterscout.version import __version__
 from clusterscout.web import api, errors, model_api, pages, plan_pages, price_history
@@ -94,6 +94,8 @@ def create_app(settings: Settings) -> FastAPI:
         open_view=app.state.cs.open_view,
         close_view=close_view,
         cache_bytes=cache_bytes,
+        slots=THREADS_PER_PROCESS,
+        inline_open=engine.dialect.name == "sqlite",
     )
     app.add_middleware(HeadAsGetMiddleware)  # the layers inside see a GET
     app.add_middleware(
