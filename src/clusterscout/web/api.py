@@ -14,7 +14,7 @@ from clusterscout.domain.models import MultiNode
 from clusterscout.web import api_docs, params, viewmodels
 from clusterscout.web.api_error import ApiError, FastJSONResponse
 from clusterscout.web.i18n import KNOWN_LOCALES, negotiate
-from clusterscout.web.runtime import reading, snapshot_of, state_of
+from clusterscout.web.runtime import reading, reads_local_db, snapshot_of, state_of
 from clusterscout.web.schemas import (
     CoverageOut,
     HealthOut,
@@ -85,6 +85,7 @@ def _offers_query(request: Request, *, paged: bool) -> tuple[dict[str, Any], off
     openapi_extra={"parameters": api_docs.offer_parameters()},
     summary="List offers with filters, sorting and paging",
 )
+@reads_local_db
 def list_offers(request: Request) -> Response:
     """Offers matching every filter; ``count`` is the total before ``limit``/``offset``."""
     lang = _lang(request)
@@ -100,6 +101,7 @@ def list_offers(request: Request) -> Response:
     openapi_extra={"parameters": api_docs.offer_parameters(paged=False)},
     summary="Offers as CSV (same filters, no paging)",
 )
+@reads_local_db
 def offers_csv(request: Request) -> Response:
     """Every matching offer as CSV; unknown values are empty cells."""
     _, page = _offers_query(request, paged=False)
@@ -118,6 +120,7 @@ def offers_csv(request: Request) -> Response:
     responses=api_docs.BAD_INPUT,
     summary="What the catalog knows, per multi-node offer fact and per provider",
 )
+@reads_local_db
 def get_coverage(request: Request) -> Response:
     """Providers by multi-node status; per offer fact the share known; primary-sourced facts and
     stale prices; overall and per provider."""
@@ -135,6 +138,7 @@ def get_coverage(request: Request) -> Response:
     openapi_extra={"parameters": api_docs.provider_parameters()},
     summary="List providers",
 )
+@reads_local_db
 def list_providers(request: Request) -> Response:
     """Providers by name, optionally by multi-node status."""
     unknown = sorted(set(request.query_params) - {"multi_node", LANG})
@@ -163,6 +167,7 @@ def list_providers(request: Request) -> Response:
     openapi_extra={"parameters": [api_docs.lang_parameter()]},
     summary="One provider with its offers",
 )
+@reads_local_db
 def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -> Response:
     """A provider record plus ``offers``."""
     _only_lang(request)
@@ -182,6 +187,7 @@ def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -
     openapi_extra={"parameters": [api_docs.lang_parameter()]},
     summary="Price history of one offer",
 )
+@reads_local_db
 def offer_prices(request: Request, offer_id: Annotated[str, Path(max_length=200)]) -> Response:
     """Every price observation of an offer, newest first, with ``age_days`` and ``stale``;
     ``current`` is the newest per tier and term and ``series`` the same data per line."""
@@ -214,6 +220,7 @@ def _stale_after(request: Request) -> int:
 
 
 @health_router.get("/healthz", response_model=HealthOut, include_in_schema=False)
+@reads_local_db
 def healthz(request: Request) -> Response:
     """Liveness plus the data version served."""
     return FastJSONResponse({"status": "ok", "data_version": snapshot_of(request).data_version})
