@@ -114,6 +114,8 @@ def test_plan_inputs_of_every_kind_read_json_and_text() -> None:
     assert _plan_input(flag, "false") is False
     with pytest.raises(InputError, match="allow_spot: 'sometimes' is not a boolean"):
         _plan_input(flag, "sometimes")
+    with pytest.raises(InputError, match="allow_spot: 0 is not a boolean"):
+        _plan_input(flag, 0)  # a JSON number: the API's schema says boolean
     count = Field("context", Kind.INTEGER, "Tokens.", "Context", frozenset({Use.PLAN_INPUT}))
     assert _plan_input(count, "8192") == 8192
     with pytest.raises(InputError, match="must be a whole number"):

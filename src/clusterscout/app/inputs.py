@@ -212,7 +212,11 @@ def _json_number(field: Field, value: Any) -> float | int | None:
 
 def _plan_input(field: Field, value: Any) -> Any:
     if field.kind is Kind.BOOL:
-        return value if isinstance(value, bool) else parse_bool(field.name, str(value))
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, str):  # JSON 0 or 1 is a number, not a boolean
+            raise InputError(field.name, f"{value!r:.40} is not a boolean (use true or false)")
+        return parse_bool(field.name, value)
     if field.kind is Kind.PRESET:
         if not isinstance(value, str):
             raise InputError(field.name, "must be a preset name such as 70B")
