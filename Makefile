@@ -7,6 +7,10 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 RUN_STAMP := $(VENV)/.run-installed
 DEV_STAMP := $(VENV)/.dev-installed
+# SkyPilot and dstack pin versions of our own dependencies, so the tests load launch files with
+# them from a separate virtualenv (tests/launch/test_tools.py).
+TOOLS := .venv-tools
+TOOLS_STAMP := $(TOOLS)/.installed
 
 .PHONY: run test check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium axe bench clean help
 
@@ -28,6 +32,11 @@ $(RUN_STAMP): pyproject.toml | $(VENV)/bin/python
 $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $@ $(RUN_STAMP)
+
+$(TOOLS_STAMP): tests/tools/requirements.txt
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install -q -r tests/tools/requirements.txt
+	@touch $@
 
 i18n: $(RUN_STAMP)
 	$(BIN)/python -m clusterscout.web.i18n compile
@@ -81,7 +90,7 @@ i18n-catalog: $(RUN_STAMP)
 i18n-extract: $(DEV_STAMP)
 	$(BIN)/python -m clusterscout.web.i18n extract
 
-test: $(DEV_STAMP) chromium axe i18n lint types
+test: $(DEV_STAMP) $(TOOLS_STAMP) chromium axe i18n lint types
 	$(BIN)/clusterscout validate data
 	$(BIN)/pytest -n 2 --dist loadgroup --cov --cov-report= --doctest-modules --doctest-glob='README.md' \
 	  tests src/clusterscout/domain src/clusterscout/catalog
@@ -102,4 +111,4 @@ bench: $(DEV_STAMP) i18n build-db $(BENCH_VENV)/bin/datasette
 	$(BIN)/python bench/load.py --datasette $(BENCH_VENV)/bin/datasette
 
 clean:
-	rm -rf build .pytest_cache .mypy_cache .ruff_cache $(BENCH_VENV)
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache $(BENCH_VENV) $(TOOLS)

@@ -21,6 +21,7 @@ RANKS: Mapping[str, int] = {
     "settings": 1,
     "model": 1,
     "catalog": 2,
+    "launch": 2,  # launch files and the nccl-tests check: domain values and model numbers
     "store": 3,
     "feeds": 4,
     "app": 5,

@@ -1,0 +1,1 @@
+"""Launch files (SkyPilot, dstack, Slurm), the nccl-tests fabric check and its verdict."""

@@ -1,0 +1,90 @@
+"""A launch request (offer, nodes, optional plan layout) and what a generator returns."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from clusterscout.domain.models import Offer
+
+
+class LaunchFormat(StrEnum):
+    """The launch file formats ``clusterscout launch --format`` writes."""
+
+    SKYPILOT = "skypilot"
+    DSTACK = "dstack"
+    SLURM = "slurm"
+
+
+class UnsupportedError(Exception):
+    """The tool cannot target this offer; ``reason`` says why in one sentence."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingLayout:
+    """The parallel layout of a plan option, passed to the training command.
+
+    Attributes:
+        tp: tensor-parallel size.
+        pp: pipeline-parallel size.
+        dp: data-parallel size.
+        sharding: ``none``, ``zero1``, ``zero2`` or ``fsdp``.
+        micro_batch: sequences per micro-batch.
+        global_batch: sequences per optimizer step.
+    """
+
+    tp: int
+    pp: int
+    dp: int
+    sharding: str
+    micro_batch: int
+    global_batch: int
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchRequest:
+    """One cluster to launch: the offer, how many nodes, and the plan layout when known."""
+
+    offer: Offer
+    nodes: int
+    layout: TrainingLayout | None = None
+
+    def __post_init__(self) -> None:
+        if self.nodes < 1:
+            msg = f"nodes must be at least 1 (got {self.nodes})"
+            raise ValueError(msg)
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node from the catalog.
+
+        Raises:
+            UnsupportedError: when the catalog does not know it (we never guess a count).
+        """
+        if self.offer.gpus_per_node is None:
+            msg = (
+                f"the catalog does not state how many GPUs a {self.offer.id} node has, "
+                "so no launch file can request them"
+            )
+            raise UnsupportedError(msg)
+        return self.offer.gpus_per_node
+
+    @property
+    def name(self) -> str:
+        """A job/cluster name tools accept: lowercase letters, digits and dashes."""
+        base = re.sub(r"[^a-z0-9-]+", "-", self.offer.id.lower()).strip("-")
+        return f"{base}-{self.nodes}n"[:50].rstrip("-")
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchFile:
+    """One generated file: its suggested name, its text and its media type."""
+
+    filename: str
+    content: str
+    media_type: str = "text/plain"
