@@ -265,3 +265,20 @@ def test_names_are_tool_safe(offer_by_id: dict[str, Offer]) -> None:
     name = LaunchRequest(offer, 12).name
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name)
     assert len(name) <= 50
+
+
+def test_layout_from_a_plan_option() -> None:
+    from clusterscout.model.inputs import Recompute, Sharding
+    from clusterscout.model.planner.results import Layout
+
+    plan = Layout(
+        tp=8,
+        pp=4,
+        dp=2,
+        vp=1,
+        sharding=Sharding.FSDP,
+        recompute=Recompute.NONE,
+        micro_batch=1,
+        global_batch=256,
+    )
+    assert TrainingLayout.of(plan) == TrainingLayout(8, 4, 2, "fsdp", 1, 256)

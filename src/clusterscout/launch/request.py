@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from clusterscout.domain.models import Offer
+from clusterscout.model.planner.results import Layout
 
 
 class LaunchFormat(StrEnum):
@@ -44,6 +45,18 @@ class TrainingLayout:
     sharding: str
     micro_batch: int
     global_batch: int
+
+    @classmethod
+    def of(cls, layout: Layout) -> TrainingLayout:
+        """The layout of a plan option (``PlanOption.layout``)."""
+        return cls(
+            tp=layout.tp,
+            pp=layout.pp,
+            dp=layout.dp,
+            sharding=layout.sharding.value,
+            micro_batch=layout.micro_batch,
+            global_batch=layout.global_batch,
+        )
 
 
 @dataclass(frozen=True, slots=True)
