@@ -79,6 +79,7 @@ def test_real_launch_data_has_no_errors(knowledge: LaunchKnowledge, catalog: Cat
 
 
 def test_absent_file_means_no_launch_knowledge(data_dir: Path) -> None:
+    (data_dir / "launch.toml").unlink()
     problems: list[Problem] = []
     assert load_launch(data_dir, problems) == LaunchKnowledge()
     assert problems == []

@@ -14,9 +14,13 @@ from typing import Final
 
 from clusterscout.app.database import CatalogInvalidError, DatabaseURLError
 from clusterscout.app.fields import OFFER_FILTER_NAMES
+from clusterscout.app.launch import UnknownOfferError
 from clusterscout.catalog.calibration import CalibrationError
 from clusterscout.catalog.problems import Problem
 from clusterscout.domain.errors import InputError
+from clusterscout.launch.nccllog import NcclLogError
+from clusterscout.launch.request import UnsupportedError
+from clusterscout.launch.verdict import ComparisonError
 
 PAGING_PARAMS: Final = frozenset({"limit", "offset"})
 _LISTING_PARAMS: Final = frozenset({*OFFER_FILTER_NAMES, "sort", *PAGING_PARAMS})
@@ -29,6 +33,8 @@ class Operation(StrEnum):
     """Offer and provider queries: filters, sort and paging."""
     MODEL = "model"
     """The model on a scenario (estimate) or the planner on the catalog (plan)."""
+    LAUNCH = "launch"
+    """Launch files, the fabric check and nccl-tests logs for an offer."""
 
 
 class FailureKind(StrEnum):
@@ -38,6 +44,8 @@ class FailureKind(StrEnum):
     MODEL_UNAVAILABLE = "model_unavailable"
     BAD_DATABASE = "bad_database"
     INVALID_CATALOG = "invalid_catalog"
+    NOT_FOUND = "not_found"
+    UNSUPPORTED = "unsupported"
 
 
 _HTTP_STATUS: Final = {
@@ -45,6 +53,8 @@ _HTTP_STATUS: Final = {
     FailureKind.MODEL_UNAVAILABLE: 503,
     FailureKind.BAD_DATABASE: 503,
     FailureKind.INVALID_CATALOG: 503,
+    FailureKind.NOT_FOUND: 404,
+    FailureKind.UNSUPPORTED: 422,
 }
 # Exit codes: 2 for input the user can correct, 1 for a failure of the installation or data.
 _EXIT_CODE: Final = {
@@ -52,6 +62,8 @@ _EXIT_CODE: Final = {
     FailureKind.MODEL_UNAVAILABLE: 1,
     FailureKind.BAD_DATABASE: 2,
     FailureKind.INVALID_CATALOG: 1,
+    FailureKind.NOT_FOUND: 2,
+    FailureKind.UNSUPPORTED: 1,
 }
 
 
@@ -102,9 +114,19 @@ def _listing_code(exc: InputError) -> str:
 def failure_of(exc: BaseException, operation: Operation = Operation.LISTING) -> Failure | None:
     """Classify ``exc``; None when it is not a failure a user should see (a bug: re-raise it).
 
-    In a ``MODEL`` operation, a ``ValueError`` or ``ArithmeticError`` that the validators let
-    through (inputs the formulas cannot use) is still bad input, not a server error.
+    In a ``MODEL`` or ``LAUNCH`` operation, a ``ValueError`` or ``ArithmeticError`` that the
+    validators let through (inputs the formulas cannot use) is still bad input, not a server
+    error.
     """
+    if isinstance(exc, UnknownOfferError):
+        return Failure(FailureKind.NOT_FOUND, "not_found", exc.message, exc.field)
+    if isinstance(exc, UnsupportedError):
+        # The tool cannot target the offer: a fact about the offer, not a mistake in the input.
+        return Failure(FailureKind.UNSUPPORTED, "unsupported", exc.reason)
+    if isinstance(exc, NcclLogError | ComparisonError):
+        return Failure(FailureKind.BAD_INPUT, "invalid_log", str(exc))
+    if isinstance(exc, InputError) and operation is Operation.LAUNCH:
+        return Failure(FailureKind.BAD_INPUT, "invalid_launch", exc.message, exc.field)
     if isinstance(exc, InputError):
         code = "invalid_scenario" if operation is Operation.MODEL else _listing_code(exc)
         return Failure(FailureKind.BAD_INPUT, code, exc.message, exc.field)
@@ -115,6 +137,8 @@ def failure_of(exc: BaseException, operation: Operation = Operation.LISTING) -> 
     if isinstance(exc, CatalogInvalidError):
         problems = tuple(exc.problems)
         return Failure(FailureKind.INVALID_CATALOG, "invalid_catalog", str(exc), None, problems)
-    if operation is Operation.MODEL and isinstance(exc, ValueError | ArithmeticError):
-        return Failure(FailureKind.BAD_INPUT, "invalid_scenario", f"cannot evaluate: {exc}")
+    if operation is not Operation.LISTING and isinstance(exc, ValueError | ArithmeticError):
+        # A launch with a plan option runs the planner too.
+        code = "invalid_scenario" if operation is Operation.MODEL else "invalid_launch"
+        return Failure(FailureKind.BAD_INPUT, code, f"cannot evaluate: {exc}")
     return None

@@ -1,7 +1,7 @@
 """The ``clusterscout`` command line: one module per command group, registered the same way.
 
-Each module (``catalog``, ``model``, ``prices``, ``site``) defines Click commands and lists
-them in ``COMMANDS``; this module adds them to the group in that order. Usage errors and
+Each module (``catalog``, ``model``, ``launch``, ``prices``, ``site``) defines Click commands and
+lists them in ``COMMANDS``; this module adds them to the group in that order. Usage errors and
 failures print one line, ``error: <message naming the flag>``, with exit code 2 for input the
 user can correct and 1 for a failure of the data or installation.
 """
@@ -15,10 +15,10 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from clusterscout.cli import catalog, model, prices, site
+from clusterscout.cli import catalog, launch, model, prices, site
 from clusterscout.cli.output import err
 
-COMMAND_MODULES = (catalog, model, prices, site)
+COMMAND_MODULES = (catalog, model, launch, prices, site)
 
 
 class OneLineErrorGroup(click.Group):
