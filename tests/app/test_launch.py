@@ -13,6 +13,7 @@ from clusterscout.app.database import CatalogInvalidError
 from clusterscout.app.errors import FailureKind, Operation, failure_of
 from clusterscout.domain.errors import InputError
 from clusterscout.launch.request import LaunchFormat, TrainingLayout, UnsupportedError
+from clusterscout.model.planner.results import PlanOption
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +123,36 @@ def test_a_broken_launch_file_is_an_invalid_catalog(tmp_path: Path, fixture_data
     with pytest.raises(CatalogInvalidError) as info:
         launch.launch_data(broken)
     assert any("launch.toml" in p.file for p in info.value.problems)
+
+
+def _no_plan(body: object, k: object) -> PlanOption:
+    raise AssertionError("no plan expected")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ([], "body"),
+        ({"offer_id": "alpha-h100-ib", "nodes": 2, "gpus": 8}, "gpus"),
+        ({"nodes": 2}, "offer_id"),
+        ({"offer_id": 7, "nodes": 2}, "offer_id"),
+        ({"offer_id": "alpha-h100-ib"}, "nodes"),
+        ({"offer_id": "alpha-h100-ib", "nodes": 2, "plan": {"model": "7B"}}, "plan_option"),
+        ({"offer_id": "alpha-h100-ib", "nodes": 2, "layout": {"tp": 8}}, "layout.pp"),
+        ({"offer_id": "alpha-h100-ib", "plan_option": 1, "layout": {}}, "layout"),
+        ({"offer_id": "alpha-h100-ib", "nodes": 2, "format": "helm"}, "format"),
+    ],
+)
+def test_a_bad_body_names_the_key(data: launch.LaunchData, body: object, field: str) -> None:
+    with pytest.raises(InputError) as info:
+        launch.run_launch(data, body, _no_plan)
+    assert info.value.field == field
+
+
+def test_a_body_with_a_layout_passes_it_to_the_files(data: launch.LaunchData) -> None:
+    layout = {"tp": 8, "pp": 1, "dp": 2, "sharding": "zero1", "micro_batch": 2, "global_batch": 64}
+    body = {"offer_id": "alpha-h100-ib", "nodes": 2, "format": "slurm", "layout": layout}
+    answer = launch.run_launch(data, body, _no_plan)
+    assert [r.format for r in answer.formats] == ["slurm"]
+    assert "export TP=8 PP=1 DP=2" in answer.formats[0].files[0].content
+    assert answer.request.layout == TrainingLayout(8, 1, 2, "zero1", 2, 64)

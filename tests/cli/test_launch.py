@@ -67,7 +67,7 @@ def test_output_dir_writes_the_files(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["nope", "--nodes", "2"], "error: OFFER_ID: no offer 'nope' in the catalog"),
-        (["alpha-h100-ib"], "error: --nodes: required (or give --plan-option)"),
+        (["alpha-h100-ib"], "error: --nodes: required (or give a plan option)"),
         (["alpha-h100-ib", "--nodes", "0"], "error: --nodes: expected a positive whole number"),
         (["alpha-h100-ib", "--nodes", "300"], "error: --nodes: alpha-h100-ib sells at most 256"),
         (["alpha-h100-ib", "--nodes", "2", "--format", "k8s"], "error: --format: 'k8s' is not"),
@@ -100,6 +100,9 @@ def test_plan_option_sets_offer_nodes_and_layout(
     wrong = runner.invoke(app, ["launch", other, *args[2:]])
     assert wrong.exit_code == 2
     assert f"error: --plan-option: option 1 is {offer}, not {other}" in wrong.output
+    moved = runner.invoke(app, [*args, "--nodes", str(nodes + 1)])
+    assert moved.exit_code == 2
+    assert f"error: --nodes: option 1 runs on {nodes} nodes" in moved.output
 
 
 def test_check_cluster_writes_the_nccl_tests_script(fixture_args: list[str]) -> None:

@@ -207,6 +207,54 @@ def plan_option(conn: Connection, plan_body: Any, k: Any) -> PlanOption:
     return found
 
 
+_BODY_KEYS: Final = frozenset({"offer_id", "nodes", "format", "layout", "plan", "plan_option"})
+OptionOf = Callable[[Any, Any], PlanOption]
+"""``(plan body, k) -> option k``: runs the planner (``plan_option`` over a connection)."""
+
+
+def run_launch(data: LaunchData, body: Any, option_of: OptionOf) -> LaunchAnswer:
+    """The answer to a launch body: ``offer_id``, ``nodes``, ``format`` (all when absent), and
+    a ``layout`` object or a ``plan`` body with ``plan_option`` K (whose offer and nodes it is).
+
+    Raises:
+        InputError: naming the key at fault; UnknownOfferError for an unknown offer.
+    """
+    if not isinstance(body, Mapping):
+        raise InputError("body", "expected a JSON object")
+    unknown = sorted(set(body) - _BODY_KEYS)
+    if unknown:
+        raise InputError(str(unknown[0])[:80], "unknown key")
+    offer_id = body.get("offer_id")
+    if not isinstance(offer_id, str) or not offer_id:
+        raise InputError("offer_id", "required: the id of an offer, e.g. 'aws-p5-h100'")
+    offer = data.offer(offer_id)
+    formats = parse_formats(body.get("format"))
+    given = body.get("nodes")
+    nodes = None if given is None else parse_nodes(offer, given)
+    layout = None
+    if body.get("plan_option") is not None:
+        if body.get("layout") is not None:
+            raise InputError("layout", "give a layout or a plan option, not both")
+        k = body["plan_option"]
+        option = option_of(body.get("plan") or {}, k)
+        if option.offer.offer_id != offer.id:
+            raise InputError(
+                "plan_option", f"option {k} is {option.offer.offer_id}, not {offer.id}"
+            )
+        if nodes is not None and nodes != option.nodes:
+            raise InputError("nodes", f"option {k} runs on {option.nodes} nodes (got {nodes})")
+        nodes, layout = option.nodes, TrainingLayout.of(option.layout)
+    elif body.get("plan") is not None:
+        raise InputError("plan_option", "required with a plan: which option (its rank by cost)")
+    if nodes is None:
+        raise InputError("nodes", "required (or give a plan option)")
+    if layout is None and body.get("layout") is not None:
+        if offer.gpus_per_node is None:
+            raise InputError("layout", f"the catalog does not state GPUs per node of {offer.id}")
+        layout = parse_layout(body["layout"], nodes * offer.gpus_per_node)
+    return launch(data, offer, nodes, formats, layout)
+
+
 def _result(fmt: str, make: Callable[[], Iterable[LaunchFile]]) -> FormatResult:
     try:
         return FormatResult(fmt, tuple(make()))

@@ -26,8 +26,9 @@ from clusterscout.cli.options import (
 )
 from clusterscout.cli.output import Column, err, out, print_json, print_table
 from clusterscout.domain.models import Offer
-from clusterscout.launch.request import LaunchFile, LaunchFormat, TrainingLayout
+from clusterscout.launch.request import LaunchFile, LaunchFormat
 from clusterscout.launch.verdict import human_bytes
+from clusterscout.model.planner.results import PlanOption
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = tuple(f.value for f in LaunchFormat)
@@ -114,26 +115,18 @@ def launch(
     plan_body = field_values(fields, PLAN_FIELDS)
     if plan_body and plan_option is None:
         raise fail("plan options (--model, --tokens, ...) need --plan-option K")
+    body: dict[str, Any] = {"offer_id": offer_id, "format": fmt, "nodes": nodes}
+    if plan_option is not None:
+        body.update(plan=plan_body, plan_option=plan_option)
+
+    def option_of(plan: Any, k: Any) -> PlanOption:
+        with engine_for(database_url).connect() as conn:
+            return launching.plan_option(conn, plan, k)
+
     with reporting(Operation.LAUNCH):
         data = _data(data_dir)
         offer = _offer(data, offer_id, "OFFER_ID")
-        layout = None
-        if plan_option is not None:
-            with engine_for(database_url).connect() as conn:
-                option = launching.plan_option(conn, plan_body, plan_option)
-            if option.offer.offer_id != offer.id:
-                raise fail(
-                    f"--plan-option: option {plan_option} is {option.offer.offer_id}, "
-                    f"not {offer.id}"
-                )
-            if nodes is not None and nodes != option.nodes:
-                raise fail(f"--nodes: option {plan_option} runs on {option.nodes} nodes")
-            nodes = option.nodes
-            layout = TrainingLayout.of(option.layout)
-        if nodes is None:
-            raise fail("--nodes: required (or give --plan-option)")
-        count = launching.parse_nodes(offer, nodes)
-        answer = launching.launch(data, offer, count, (LaunchFormat(fmt),), layout)
+        answer = launching.run_launch(data, body, option_of)
     result = answer.formats[0]
     if result.reason is not None:
         raise fail(f"no {fmt} file for {offer.id}: {result.reason}", 1)
