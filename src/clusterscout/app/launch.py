@@ -27,6 +27,8 @@ from clusterscout.domain.models import GpuSpec, Offer
 from clusterscout.launch.checkscript import check_script
 from clusterscout.launch.generate import launch_files
 from clusterscout.launch.request import (
+    FormatResult,
+    LaunchAnswer,
     LaunchFile,
     LaunchFormat,
     LaunchRequest,
@@ -113,24 +115,6 @@ def _measurements(path: Path) -> tuple[Mapping[str, Any], ...]:
     if not isinstance(points, list):
         return ()
     return tuple(p for p in points if isinstance(p, Mapping))
-
-
-@dataclass(frozen=True, slots=True)
-class FormatResult:
-    """One format's files for a request, or why the tool cannot target the offer."""
-
-    format: str
-    files: tuple[LaunchFile, ...] = ()
-    reason: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchAnswer:
-    """Launch files in every requested format and the fabric check script for one cluster."""
-
-    request: LaunchRequest
-    formats: tuple[FormatResult, ...]
-    check: FormatResult
 
 
 def _positive_int(value: Any, field: str, maximum: int | None = None) -> int:

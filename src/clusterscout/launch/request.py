@@ -101,3 +101,21 @@ class LaunchFile:
     filename: str
     content: str
     media_type: str = "text/plain"
+
+
+@dataclass(frozen=True, slots=True)
+class FormatResult:
+    """One format's files for a request, or why the tool cannot target the offer."""
+
+    format: str
+    files: tuple[LaunchFile, ...] = ()
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchAnswer:
+    """Launch files in every requested format and the fabric check script for one cluster."""
+
+    request: LaunchRequest
+    formats: tuple[FormatResult, ...]
+    check: FormatResult

@@ -14,7 +14,15 @@ from starlette.responses import PlainTextResponse, Response
 from clusterscout.app.database import THREADS_PER_PROCESS, open_engine
 from clusterscout.settings import Settings
 from clusterscout.version import __version__
-from clusterscout.web import api, errors, model_api, pages, plan_pages, price_history
+from clusterscout.web import (
+    api,
+    errors,
+    launch_api,
+    model_api,
+    pages,
+    plan_pages,
+    price_history,
+)
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
 from clusterscout.web.middleware import (
     HeadAsGetMiddleware,
@@ -83,6 +91,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api.health_router)
     app.include_router(api.router)
     app.include_router(model_api.router)
+    app.include_router(launch_api.router)
     app.add_api_route("/robots.txt", _robots, include_in_schema=False)
     app.add_api_route("/sitemap.xml", _sitemap, include_in_schema=False)
     app.include_router(plan_pages.router)

@@ -30,6 +30,8 @@ _LINK: Final = re.compile(r'\b(href|src|action)="(/(?!/)[^"]*)"')
 _HTMX: Final = re.compile(r'\s(hx-[a-z-]+)="[^"]*"')
 _SITEMAP_NS: Final = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 API_PREFIX: Final = "/api/"
+LIVE_ONLY: Final = ("/api/v1/launch/",)
+"""Paths answered per request (launch files for any node count and layout): not exported."""
 ROOT_PAGE: Final = (
     '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
     "<title>clusterscout</title></head>"
@@ -92,10 +94,23 @@ def relative_link(target: str, page: str) -> str:
     return rel + query + fragment
 
 
-def rewrite(html: str, page: str) -> str:
-    """Site-absolute links made relative to ``page``; htmx attributes dropped."""
-    html = _LINK.sub(lambda m: f'{m.group(1)}="{relative_link(m.group(2), page)}"', html)
-    return _HTMX.sub("", html)
+def rewrite(html: str, page: str, live: str = "") -> str:
+    """Site-absolute links made relative to ``page``; htmx attributes dropped.
+
+    Links to answers a static host cannot give (``LIVE_ONLY``: files made per request, such as
+    launch files) point at the live site ``live`` instead.
+
+    >>> rewrite('<a href="/api/v1/launch/x/slurm?nodes=2">', "/en/", "https://cs.example")
+    '<a href="https://cs.example/api/v1/launch/x/slurm?nodes=2">'
+    """
+
+    def link(m: re.Match[str]) -> str:
+        target = m.group(2)
+        if live and target.startswith(LIVE_ONLY):
+            return f'{m.group(1)}="{live}{target}"'
+        return f'{m.group(1)}="{relative_link(target, page)}"'
+
+    return _HTMX.sub("", _LINK.sub(link, html))
 
 
 def links(html: str) -> set[str]:
@@ -104,9 +119,10 @@ def links(html: str) -> set[str]:
 
 
 class _Exporter:
-    def __init__(self, client: httpx.AsyncClient, out: Path) -> None:
+    def __init__(self, client: httpx.AsyncClient, out: Path, live: str = "") -> None:
         self.client = client
         self.out = out
+        self.live = live
         self.done: set[str] = set()
         self.report = ExportReport()
 
@@ -135,7 +151,7 @@ class _Exporter:
             r = await self.get(path)
             if r.headers.get("content-type", "").startswith("text/html"):
                 html = r.text
-                self.write(path, rewrite(html, path).encode())
+                self.write(path, rewrite(html, path, self.live).encode())
                 self.report.pages += 1
                 lang = path.strip("/").split("/", 1)[0]
                 by_lang = self.report.pages_by_language
@@ -151,7 +167,7 @@ class _Exporter:
         self.report.api_answers += 1
         values = await self._path_values()
         for path, ops in spec["paths"].items():
-            if "get" not in ops:
+            if "get" not in ops or path.startswith(LIVE_ONLY):
                 continue
             for concrete in _expand(path, values):
                 r = await self.get(concrete)
@@ -191,7 +207,7 @@ async def _export(settings: Settings, out: Path) -> ExportReport:
     transport = httpx.ASGITransport(app=app)
     try:
         async with httpx.AsyncClient(transport=transport, base_url=settings.site_url()) as client:
-            exporter = _Exporter(client, out)
+            exporter = _Exporter(client, out, settings.site_url())
             sitemap = (await exporter.get("/sitemap.xml")).content
             exporter.write("/sitemap.xml", sitemap)
             exporter.write("/robots.txt", (await exporter.get("/robots.txt")).content)

@@ -1,18 +1,21 @@
 """Published JSON shapes of the API (DESIGN section 4), declared here, not derived from the domain.
 
-Records, lists and errors; and the answers of ``POST /plan`` and ``POST /estimate``, built here
-from the model's typed results (``plan_json``, ``estimate_json``) for the API and the Python API.
+Records, lists and errors; and the answers of ``POST /plan``, ``POST /estimate`` and ``POST
+/launch``, built here from typed results (``plan_json``, ``estimate_json``, ``launch_json``).
 
 Unknown facts are ``null``. ``sources`` maps a field name to ``[{url, checked_on, kind}]``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date
 from typing import Annotated, Any, Literal
+from urllib.parse import quote, urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clusterscout.launch.request import FormatResult, LaunchAnswer
 from clusterscout.model.collectives import CollectiveResult
 from clusterscout.model.estimate import EstimateResult
 from clusterscout.model.planner.reasons import Assumption, ExclusionReason
@@ -707,3 +710,107 @@ def estimate_out(
 def estimate_json(answer: EstimateResult) -> dict[str, Any]:
     """The JSON of ``POST /api/v1/estimate`` (and of the Python API's ``Estimate.to_dict()``)."""
     return estimate_out(answer).model_dump(mode="json")
+
+
+# --- POST /api/v1/launch -------------------------------------------------------------------
+
+
+class LaunchFileOut(_Out):
+    """One generated file, with the path that downloads it alone."""
+
+    kind: str = Field(description="skypilot, dstack-fleet, dstack-task, slurm or check")
+    filename: str
+    media_type: str
+    content: str
+    download: str = Field(description="GET path that returns this file as an attachment")
+
+
+class LaunchFormatOut(_Out):
+    """One format: its files, or the reason the tool cannot target the offer."""
+
+    format: Literal["skypilot", "dstack", "slurm", "check"]
+    supported: bool
+    reason: str | None = Field(description="why there is no file (null when supported)")
+    files: list[LaunchFileOut]
+
+
+class LaunchLayoutOut(_Out):
+    """The parallel layout passed to the training command (from a plan option or the body)."""
+
+    tp: int
+    pp: int
+    dp: int
+    sharding: str
+    micro_batch: int
+    global_batch: int
+
+
+class LaunchOut(_Out):
+    """The answer of ``POST /api/v1/launch``: files per format and the fabric check script."""
+
+    offer_id: str
+    provider: str
+    gpu: str
+    fabric: str | None
+    nodes: int
+    gpus_per_node: int | None
+    layout: LaunchLayoutOut | None
+    formats: list[LaunchFormatOut]
+    check: LaunchFormatOut = Field(description="the nccl-tests script for the same cluster")
+
+
+def launch_query(answer: LaunchAnswer) -> str:
+    """The query string of the download paths: nodes, and the layout when there is one."""
+    request = answer.request
+    params: dict[str, Any] = {"nodes": request.nodes}
+    if request.layout is not None:
+        params.update(dataclasses.asdict(request.layout))
+    return urlencode(params)
+
+
+def _kind(fmt: str, filename: str) -> str:
+    if fmt == "dstack":
+        return "dstack-fleet" if filename.endswith(".fleet.dstack.yml") else "dstack-task"
+    return fmt
+
+
+def _format(answer: LaunchAnswer, result: FormatResult) -> LaunchFormatOut:
+    offer_id = answer.request.offer.id
+    query = launch_query(answer)
+    files = []
+    for f in result.files:
+        kind = _kind(result.format, f.filename)
+        path = f"/api/v1/launch/{quote(offer_id, safe='')}/{kind}?{query}"
+        files.append(
+            LaunchFileOut(
+                kind=kind,
+                filename=f.filename,
+                media_type=f.media_type,
+                content=f.content,
+                download=path,
+            )
+        )
+    return LaunchFormatOut(
+        format=result.format,
+        supported=result.reason is None,
+        reason=result.reason,
+        files=files,
+    )
+
+
+def launch_json(answer: LaunchAnswer) -> dict[str, Any]:
+    """The JSON of ``POST /api/v1/launch``."""
+    request = answer.request
+    offer = request.offer
+    layout = request.layout
+    return LaunchOut(
+        offer_id=offer.id,
+        provider=offer.provider,
+        gpu=offer.gpu,
+        fabric=offer.fabric.value if offer.fabric else None,
+        nodes=request.nodes,
+        gpus_per_node=offer.gpus_per_node,
+        layout=LaunchLayoutOut(**dataclasses.asdict(layout)) if layout else None,
+        formats=[_format(answer, r) for r in answer.formats],
+        check=_format(answer, answer.check),
+    ).model_dump(mode="json")
