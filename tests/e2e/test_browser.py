@@ -212,3 +212,29 @@ def test_plan_in_german_with_charts_and_no_console_errors(
     expect(p.locator("#results td.ref-effective").first).to_be_visible()
     assert not problems.items, problems.items
     context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_download_a_launch_file_from_the_plan_panel(
+    browser: Browser, live_server: str, lang: str, tmp_path: Path
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    p = context.new_page()
+    problems = Problems(p)
+    p.goto(f"{live_server}/{lang}/plan/?max_nodes=16&model=70B&precision=bf16&tokens=1e11")
+    panel = p.locator("section#launch")
+    expect(panel.locator("table.launch-files tbody tr").first).to_be_visible()
+    link = panel.locator("a.download[href*='/slurm?']").first
+    offer = link.get_attribute("href")
+    assert offer is not None and "&tp=" in offer  # the option's layout travels in the link
+    with p.expect_download() as info:
+        link.click()
+    download = info.value
+    assert download.suggested_filename.endswith(".sbatch")
+    saved = tmp_path / download.suggested_filename
+    download.save_as(saved)
+    script = saved.read_text()
+    assert script.startswith("#!/bin/bash\n")
+    assert "#SBATCH --nodes=" in script and "export TP=" in script
+    context.close()
+    assert not problems.items, problems.items

@@ -18,6 +18,7 @@ from clusterscout.domain.errors import InputError
 from clusterscout.web import (
     compare_view,
     content,
+    launch_view,
     listing,
     params,
     price_history,
@@ -126,6 +127,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         multi_node_text=fmt.gettext(MULTI_NODE_LABELS.get(record["multi_node"], "unknown")),
         dimensions=scorecard(fmt, record),
         rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
+        launch_offers=launch_view.provider_offers(fmt, st, snapshot_of(request), record["offers"]),
         histories=[
             price_history.offer_history(fmt, slug, o, v)
             for o, v in zip(record["offers"], views, strict=True)

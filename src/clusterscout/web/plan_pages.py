@@ -14,7 +14,7 @@ from clusterscout.app.database import Snapshot
 from clusterscout.app.errors import FailureKind, Operation, failure_of
 from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.model.planner.results import PlanResult
-from clusterscout.web import charts, plan_form, plan_view
+from clusterscout.web import charts, launch_view, plan_form, plan_view
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import STACK_LABELS
 from clusterscout.web.pages_common import Lang, base_context
@@ -119,6 +119,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 memory=plan_view.memory_facts(fmt, result),
                 gpu_rows=plan_view.gpu_rows(fmt, result.per_gpu),
                 options=plan_view.option_rows(fmt, result.options, providers, result.steps),
+                launch_rows=launch_view.plan_rows(fmt, st, result.options, providers),
                 excluded=plan_view.excluded_rows(fmt, result.excluded, providers),
                 assumptions=plan_view.assumption_texts(fmt, result),
                 error_band=fmt.percent(result.error_band_pct / 100),

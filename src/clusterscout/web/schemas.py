@@ -800,6 +800,11 @@ def _format(answer: LaunchAnswer, result: FormatResult) -> LaunchFormatOut:
 
 def launch_json(answer: LaunchAnswer) -> dict[str, Any]:
     """The JSON of ``POST /api/v1/launch``."""
+    return launch_out(answer).model_dump(mode="json")
+
+
+def launch_out(answer: LaunchAnswer) -> LaunchOut:
+    """The typed answer of ``POST /api/v1/launch`` (the pages' launch panels read it too)."""
     request = answer.request
     offer = request.offer
     layout = request.layout
@@ -813,4 +818,4 @@ def launch_json(answer: LaunchAnswer) -> dict[str, Any]:
         layout=LaunchLayoutOut(**dataclasses.asdict(layout)) if layout else None,
         formats=[_format(answer, r) for r in answer.formats],
         check=_format(answer, answer.check),
-    ).model_dump(mode="json")
+    )
