@@ -39,7 +39,8 @@ def test_ingest_compares_and_keeps_the_logs_source(
     assert result.comparison.verdict.startswith("delivers ")
     assert len(result.records) == len(result.comparison.points)
     first = result.records[0]
-    assert first["source"] == "https://github.com/NVIDIA/nccl-tests/issues/309"
+    assert first["source_url"] == "https://github.com/NVIDIA/nccl-tests/issues/309"
+    assert first["series"] == "alpha-h100-ib-all-reduce-2n"
     assert (first["fabric"], first["per_node_gbps"], first["nodes"]) == ("infiniband", 3200, 2)
 
 

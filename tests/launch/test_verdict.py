@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -147,3 +148,19 @@ def test_all_zero_log_cannot_be_compared(
 )
 def test_human_bytes(size: int, text: str) -> None:
     assert human_bytes(size) == text
+
+
+def test_records_have_every_key_the_published_points_have(
+    catalog: CatalogData, offer_by_id: dict[str, Offer], calibration: Calibration
+) -> None:
+    published = json.loads((DATA / "measurements.json").read_text())["points"]
+    common = set.intersection(*(set(p) for p in published))
+    collectives = [p["workload"] for p in published if p["workload"]["type"] == "collective"]
+    common_workload = set.intersection(*(set(w) for w in collectives))
+    log = log_of(H100_2NODE)
+    result = compare(log, h100_ib_offer(offer_by_id), catalog.gpus, calibration)
+    url = "https://github.com/NVIDIA/nccl-tests/issues/309"
+    for record in measurement_records(log, result, url):
+        assert common <= set(record), common - set(record)
+        assert common_workload <= set(record["workload"])
+        assert record["source_url"].startswith("https://")

@@ -212,38 +212,45 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 def measurement_records(log: NcclLog, comparison: Comparison, source: str) -> list[dict[str, Any]]:
     """One ``data/measurements.json`` collective point per message size with busbw > 0.
 
-    ``check-model`` can express every record: GPU, nodes, fabric kind and per-node bandwidth
-    come from the offer, the message size and the measured out-of-place busbw from the log.
+    The structured point shape (``schema_version`` 2): ``check-model`` can express every
+    record, since GPU, nodes, fabric kind and per-node bandwidth come from the offer and the
+    message size and the measured out-of-place busbw from the log. ``source`` is the log's
+    public page when it has one (``source_url`` then), else whatever names the run.
     """
     offer = comparison.offer
-    fabric = offer.fabric.value if offer.fabric else ""
     base = _SLUG.sub("-", f"{offer.id}-{log.op}-{comparison.nodes}n").strip("-")
     version = f"; NCCL {log.nccl_version}" if log.nccl_version else ""
+    url = source if source.startswith("https://") else None
     return [
         {
             "id": f"{base}-{p.size_bytes}b",
-            "source": source,
+            "source": f"nccl-tests log {log.name} on {offer.id}",
+            "source_url": url,
+            # The person who ran the test is its author: a primary source once published.
+            "source_kind": "primary",
+            "published_on": None,
+            "where": None,
+            "series": base,  # the sizes of one run form a series
             "gpu": offer.gpu,
             "gpus_per_node": comparison.gpus_per_node,
             "nodes": comparison.nodes,
-            # The bare kind: the value of the fabric field of data/measurements.json points.
-            "fabric": fabric,
+            "fabric": offer.fabric.value if offer.fabric else None,
             "per_node_gbps": offer.per_node_gbps,
+            "fabric_note": f"the catalog's {offer.id}: {offer.per_node_gbps:g} Gb/s per node",
             "workload": {
                 "type": "collective",
                 "op": log.op,
                 "tool": f"nccl-tests {log.op}_perf",
                 "gpus": comparison.nodes * comparison.gpus_per_node,
                 "message_bytes": p.size_bytes,
+                "algorithm": None,
             },
             "metric": "busbw",
             "value": p.measured_busbw_gbs,
             "unit": "GB/s",
-            "baseline": None,
-            "notes": (
-                f"Out-of-place busbw from nccl-tests log {log.name} on {offer.id} "
-                f"({offer.per_node_gbps:g} Gb/s per node){version}."
-            ),
+            "flops_convention": None,
+            "unstated": {},
+            "notes": f"Out-of-place busbw from {source}{version}.",
             "confidence": "medium" if not log.warnings else "low",
         }
         for p in comparison.points
