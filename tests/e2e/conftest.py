@@ -51,7 +51,8 @@ def live_server(
         env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    # Generous: on a loaded 2-core machine the first import and snapshot take tens of seconds.
+    deadline = time.monotonic() + 120
     while True:
         try:
             if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:

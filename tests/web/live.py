@@ -31,7 +31,7 @@ def serving(env: Mapping[str, str], log: Path, *, workers: int = 1) -> Iterator[
         proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=out, stderr=out)
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 120
             while True:
                 try:
                     if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
