@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, inspect
 
 from clusterscout.catalog.calibration import parse_calibration
+from clusterscout.catalog.changes import load_changes
 from clusterscout.catalog.launch_data import load_launch
 from clusterscout.catalog.load import LoadResult, load_catalog
 from clusterscout.catalog.problems import Problem, has_errors
@@ -50,16 +52,17 @@ class CatalogInvalidError(Exception):
 
 def validate(data_dir: Path) -> LoadResult:
     """Load and check the catalog in ``data_dir``, the translations of its free text
-    (``data_dir/locale``) and ``launch.toml``; every problem is in the result.
+    (``data_dir/locale``), ``launch.toml`` and ``changes.toml``; every problem is in the result.
 
-    ``launch.toml`` only feeds launch files (it is not in the database), but its problems belong
-    in every validate run.
+    ``launch.toml`` (launch files) and ``changes.toml`` (the changes page and feeds) are read
+    from the data folder, not the database, but their problems belong in every validate run.
     """
     result = load_catalog(data_dir)
     if result.catalog is not None:
         texts = catalog_texts(result.catalog)
         result.problems.extend(translation_problems(data_dir, texts))
         load_launch(data_dir, result.problems, result.catalog)
+        load_changes(data_dir, result.problems, result.catalog, datetime.now(UTC).date())
     return result
 
 

@@ -280,3 +280,29 @@ def publish_data_version(conn: Connection) -> str:
         else:
             conn.execute(meta.insert().values(key=key, value=value))
     return str(version)
+
+
+def every_observation(conn: Connection) -> list[dict[str, Any]]:
+    """Every price observation of every stored offer, by offer, tier, term and time.
+
+    Each is a price dict (see :func:`price_history_view`, without freshness) plus ``offer_id``,
+    ``provider`` and ``current`` (the observation ``current_prices`` picks for its line).
+    """
+    provider_of = {r.id: r.provider for r in conn.execute(select(offers.c.id, offers.c.provider))}
+    o = price_observations.c
+    rows = conn.execute(
+        select(price_observations)
+        .where(o.offer_id.in_(list(provider_of)))
+        .order_by(o.offer_id, o.tier, o.term, o.as_of, o.observed_at, o.id)
+    ).all()
+    # The newest of each line is the last one in this order (current_prices' ordering).
+    last = {(r.offer_id, r.tier, r.term): r.id for r in rows}
+    return [
+        {
+            **_row_to_price(r),
+            "offer_id": r.offer_id,
+            "provider": provider_of[r.offer_id],
+            "current": last[(r.offer_id, r.tier, r.term)] == r.id,
+        }
+        for r in rows
+    ]

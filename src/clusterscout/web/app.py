@@ -22,6 +22,7 @@ from clusterscout.web import (
     pages,
     plan_pages,
     price_history,
+    site_pages,
 )
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
 from clusterscout.web.middleware import (
@@ -34,7 +35,15 @@ from clusterscout.web.runtime import STATIC_DIR, AppState, close_view, snapshot_
 
 BODY_TIMEOUT_S: Final = 10.0
 MAX_BODY_BYTES: Final = 1_000_000
-SITEMAP_PAGES: Final = ("", "multi-node/", "offers/", "compare/", "plan/")
+SITEMAP_PAGES: Final = (
+    "",
+    "multi-node/",
+    "offers/",
+    "compare/",
+    "plan/",
+    "downloads/",
+    "changes/",
+)
 API_DESCRIPTION: Final = (
     "Multi-node GPU cluster offers and providers, every fact with its sources. "
     'Unknown values are null. Errors are `{"error": {"code", "message", "field"}}`.'
@@ -54,10 +63,12 @@ def _sitemap(request: Request) -> Response:
     ]
     urls: list[str] = []
     for tail in tails:
+        # Every language and x-default (English), the same set on each <url>: reciprocal.
+        hrefs = [(code, f"{base}/{code}/{tail}") for code in KNOWN_LOCALES]
+        hrefs.append(("x-default", f"{base}/en/{tail}"))
         links = "".join(
             f'<xhtml:link rel="alternate" hreflang="{code}" href="{escape(href)}"/>'
-            for code in KNOWN_LOCALES
-            if (href := f"{base}/{code}/{tail}")
+            for code, href in hrefs
         )
         urls.extend(
             f"<url><loc>{escape(f'{base}/{lang}/{tail}')}</loc>{links}</url>"
@@ -96,6 +107,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_api_route("/sitemap.xml", _sitemap, include_in_schema=False)
     app.include_router(plan_pages.router)
     app.include_router(price_history.router)
+    # Before pages: its fixed paths (/downloads/...) must not reach the /{lang}/ routes.
+    app.include_router(site_pages.router)
     app.include_router(pages.router)
     cache_bytes = int(settings.response_cache_mb * 1024 * 1024)
     app.add_middleware(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import date
 from typing import Annotated, Any, Final
@@ -23,6 +22,7 @@ from clusterscout.web import (
     params,
     price_history,
     reference,
+    seo,
     viewmodels,
 )
 from clusterscout.web.api_error import ApiError
@@ -79,6 +79,9 @@ def _listing_page(request: Request, lang: str, *, all_offers: bool) -> Response:
     )
     ctx.update(listing.context(result))
     ctx["all_offers"] = all_offers
+    gpus = result.filter.gpu
+    # One GPU chosen: the title names it, as a search for that GPU would.
+    ctx["gpu_title"] = gpus[0] if len(gpus) == 1 else None
     ctx["form_action"] = f"/{lang}/{tail}"
     if request.headers.get("hx-request") and not request.headers.get("hx-history-restore-request"):
         response = _html(request, lang, "partials/results_oob.html", ctx)
@@ -89,7 +92,15 @@ def _listing_page(request: Request, lang: str, *, all_offers: bool) -> Response:
         faq = content.load("faq", "multi-node", lang)
         ctx["guide"] = guide
         ctx["faq"] = faq
-        ctx["faq_jsonld"] = json.dumps(content.faq_jsonld(faq), ensure_ascii=False) if faq else ""
+        ctx["faq_jsonld"] = seo.script_json(content.faq_jsonld(faq)) if faq else ""
+    name = (
+        fmt.gettext("All GPU cluster offers")
+        if all_offers
+        else fmt.gettext("Cloud GPU providers with multi-node GPU clusters")
+    )
+    ctx["list_jsonld"] = seo.script_json(
+        seo.item_list(ctx["origin"], name, result.rows, ctx["canonical"])
+    )
     template = "pages/offers.html" if all_offers else "pages/multi_node.html"
     return _html(request, lang, template, ctx)
 
@@ -134,6 +145,17 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
             if v is not None
         ],
         json_href=f"/api/v1/providers/{slug}",
+        org_jsonld=seo.script_json(
+            seo.organization(
+                record,
+                ctx["canonical"],
+                fmt.gettext(
+                    "%(name)s on the multi-node checklist: network, topology, orchestration, "
+                    "provisioning, billing and storage, with sources."
+                )
+                % {"name": record["name"]},
+            )
+        ),
         history_intro=fmt.ngettext(
             "Every price we have observed for each offer. "
             "Prices older than %(num)s day are marked stale.",

@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse
 
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.i18n import KNOWN_LOCALES
+from clusterscout.web.seo import OG_LOCALES
 from clusterscout.web.runtime import open_snapshot_of, snapshot_of, state_of
 
 Lang = Annotated[str, Path(pattern="^[a-z]{2}$")]
@@ -79,6 +80,7 @@ def base_context(
         "data_version": snap.data_version if snap else "",
         "built_on": fmt.day(built) if built else "",
         "fmt": fmt,
+        "og_locales": OG_LOCALES,
     }
 
 
