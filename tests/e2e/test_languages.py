@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
 
 # One URL per page type and state: home, listings (plain, filtered, empty, with a reference
 # workload), providers (with offers, by quote, without multi-node), comparison (picker,
-# table, reference), plan (form, answer, bad input) and the error pages.
+# table, reference), plan (form, answer, bad input), downloads, changes (all, one provider)
+# and the error pages.
 PAGES: Final = (
     "/{lang}/",
     "/{lang}/multi-node/",
@@ -39,6 +40,9 @@ PAGES: Final = (
     "/{lang}/plan/",
     "/{lang}/plan/?model=70B&tokens=1e11",
     "/{lang}/plan/?model=70B&tokens=-3",
+    "/{lang}/downloads/",
+    "/{lang}/changes/",
+    "/{lang}/changes/?provider=beta",
     "/{lang}/providers/no-such-provider/",
     "/{lang}/offers/?min_gbps=lots",
 )

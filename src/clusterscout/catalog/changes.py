@@ -1,4 +1,4 @@
-"""Read and check ``data/changes.toml``: our dated log of providers and offers added and facts corrected.
+"""Read and check ``data/changes.toml``: our dated log of what was added and corrected.
 
 Price changes are not logged here: they come from the price history in the store. The log
 holds what the history cannot know (when a provider or offer entered the catalog, which

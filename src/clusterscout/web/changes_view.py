@@ -61,9 +61,7 @@ def _title(fmt: Formatter, c: Change) -> str:
     tier = fmt.gettext(TIER_LABELS.get(p.tier, p.tier))
     if p.term:
         tier = f"{tier}, {fmt.term(p.term)}"
-    return fmt.gettext(
-        "%(provider)s, %(gpu)s (%(tier)s): %(old)s → %(new)s per GPU-hour"
-    ) % {
+    return fmt.gettext("%(provider)s, %(gpu)s (%(tier)s): %(old)s → %(new)s per GPU-hour") % {
         "provider": name,
         "gpu": c.offers[0][1],
         "tier": tier,

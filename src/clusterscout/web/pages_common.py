@@ -11,8 +11,8 @@ from starlette.responses import HTMLResponse
 
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.i18n import KNOWN_LOCALES
-from clusterscout.web.seo import OG_LOCALES
 from clusterscout.web.runtime import open_snapshot_of, snapshot_of, state_of
+from clusterscout.web.seo import OG_LOCALES
 
 Lang = Annotated[str, Path(pattern="^[a-z]{2}$")]
 

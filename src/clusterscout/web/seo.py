@@ -14,7 +14,7 @@ from clusterscout.web.viewmodels import OfferRow
 CONTEXT: Final = "https://schema.org"
 SITE_NAME: Final = "clusterscout"
 OG_LOCALES: Final = {"en": "en_US", "pt": "pt_BR", "es": "es_ES", "fr": "fr_FR", "de": "de_DE"}
-"""Open Graph wants a language and a region; ``pt`` is written in Brazilian Portuguese (ADR 0004)."""
+"""Open Graph wants a language and a region; our ``pt`` is Brazilian Portuguese (ADR 0004)."""
 
 
 def script_json(value: Mapping[str, Any]) -> str:

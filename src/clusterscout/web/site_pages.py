@@ -25,7 +25,7 @@ router = APIRouter(include_in_schema=False)
 ATOM_NS: Final = "http://www.w3.org/2005/Atom"
 FEED_ENTRIES: Final = 50
 FILTER_PARAMS: Final = ("provider", "gpu")
-_NAME: Final = Annotated[str, Path(max_length=200, pattern=r"^[A-Za-z0-9._-]+$")]
+_NAME = Annotated[str, Path(max_length=200, pattern=r"^[A-Za-z0-9._-]+$")]
 
 
 def current_download(request: Request) -> downloads.Download:
@@ -57,7 +57,9 @@ def download_zip(request: Request, name: _NAME) -> Response:
     """``clusterscout-<date>-<version>.zip``: every table of this data version."""
     found = current_download(request)
     if name != found.zip_name:
-        raise ApiError(404, "not_found", f"no download {name!r}; the current one is {found.zip_name}", "name")
+        raise ApiError(
+            404, "not_found", f"no download {name!r}; the current one is {found.zip_name}", "name"
+        )
     return _file_response(name, found.zip_bytes)
 
 
@@ -66,7 +68,9 @@ def download_file(request: Request, stem: _NAME, name: _NAME) -> Response:
     """One file of the current version: ``<table>.csv``, ``<table>.json``, ``datapackage.json``."""
     found = current_download(request)
     if stem != found.stem:
-        raise ApiError(404, "not_found", f"no data version {stem!r}; the current one is {found.stem}", "stem")
+        raise ApiError(
+            404, "not_found", f"no data version {stem!r}; the current one is {found.stem}", "stem"
+        )
     if name not in found.files:
         raise ApiError(404, "not_found", f"no file {name!r} in {stem}", "name")
     return _file_response(name, found.files[name])
@@ -77,14 +81,16 @@ def downloads_page(request: Request, lang: Lang) -> Response:
     """The versioned catalog files, their licence and how to cite them."""
     lang = known_lang(lang)
     if request.query_params:
-        raise ApiError(400, "unknown_parameter", "unknown parameter", sorted(request.query_params)[0])
+        raise ApiError(
+            400, "unknown_parameter", "unknown parameter", sorted(request.query_params)[0]
+        )
     found = current_download(request)
     st = state_of(request)
     fmt = st.formatter(snapshot_of(request), lang)
     ctx = base_context(request, lang, "downloads/", section="downloads")
     base = f"/downloads/{found.stem}"
     sizes = found.sizes()
-    files = [
+    files: list[dict[str, str]] = [
         {
             "table": table.name,
             "title": fmt.gettext(TABLE_TITLES[table.name]),
@@ -92,7 +98,7 @@ def downloads_page(request: Request, lang: Lang) -> Response:
             "json": f"{base}/{table.name}.json",
             "csv_size": fmt.compact(sizes[f"{table.name}.csv"]),
             "json_size": fmt.compact(sizes[f"{table.name}.json"]),
-            "columns": len(table.columns),
+            "columns": fmt.number(len(table.columns)),
         }
         for table in TABLES
     ]
@@ -170,7 +176,9 @@ def changes_page(request: Request, lang: Lang) -> Response:
     fmt = st.formatter(snapshot_of(request), lang)
     found = _changes(request, f, changes.MAX_ENTRIES)
     ctx = base_context(request, lang, "changes/", query, section="changes")
-    providers = sorted(st.providers(snapshot_of(request)).values(), key=lambda p: str(p["name"]).lower())
+    providers = sorted(
+        st.providers(snapshot_of(request)).values(), key=lambda p: str(p["name"]).lower()
+    )
     with reading(request) as conn:
         gpu_names = offers.gpu_names(conn)
     ctx.update(
@@ -225,9 +233,15 @@ def atom(
             el.text = text
         return el
 
-    root = ET.Element(f"{{{ATOM_NS}}}feed", {"{http://www.w3.org/XML/1998/namespace}lang": fmt.lang})
+    root = ET.Element(
+        f"{{{ATOM_NS}}}feed", {"{http://www.w3.org/XML/1998/namespace}lang": fmt.lang}
+    )
     sub(root, "title", fmt.gettext("clusterscout: what changed"))
-    sub(root, "subtitle", fmt.gettext("New providers and offers, price changes and corrected facts."))
+    sub(
+        root,
+        "subtitle",
+        fmt.gettext("New providers and offers, price changes and corrected facts."),
+    )
     sub(root, "id", self_href)
     sub(root, "link", rel="self", href=self_href, type="application/atom+xml")
     sub(root, "link", rel="alternate", href=page_href, type="text/html")
@@ -238,14 +252,15 @@ def atom(
     for line in found:
         entry = sub(root, "entry")
         sub(entry, "title", line.title)
-        sub(entry, "id", f"{page_href.split('?')[0]}#{line.key}")
+        sub(entry, "id", f"{page_href.split('?', maxsplit=1)[0]}#{line.key}")
         sub(entry, "updated", _stamp(line.on))
         sub(entry, "link", rel="alternate", href=f"{base}{line.href}", type="text/html")
         if line.source_url:
             sub(entry, "link", rel="related", href=line.source_url)
         summary = " · ".join((line.day, line.title, *line.details))
         sub(entry, "summary", summary)
-    return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
+    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=False)
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + body + b"\n"
 
 
 def _stamp(day: str) -> str:
@@ -257,4 +272,3 @@ def _built(built_at: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
