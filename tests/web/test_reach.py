@@ -218,3 +218,12 @@ def test_every_page_footer_links_downloads_and_changes(client: TestClient, lang:
         footer = html[html.index('<footer class="site">') :]
         assert f'href="/{lang}/downloads/"' in footer
         assert f'href="/{lang}/changes/"' in footer
+
+
+def test_a_comparison_names_its_providers_in_the_title(client: TestClient) -> None:
+    for lang in LANGS:
+        title = re.search(
+            r"<title>(.*?)</title>", client.get(f"/{lang}/compare/?p=alpha&p=beta").text
+        )
+        assert title is not None
+        assert "Alpha Cloud" in title.group(1) and "Beta GPU" in title.group(1), lang
