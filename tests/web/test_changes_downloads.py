@@ -30,6 +30,7 @@ BASE: Final = "http://testserver"
 RAISED: Final = (
     "offer_id,tier,usd_per_gpu_hour,as_of,source_url,term,note,source_checked_on,source_kind\n"
     "alpha-h100-ib,on_demand,3.19,2026-11-28,https://alpha.example.com/pricing,,,2026-11-28,\n"
+    "alpha-h100-ib,reserved,2.19,2026-11-27,https://alpha.example.com/pricing,1 year,,,\n"
 )
 
 
@@ -116,6 +117,29 @@ def test_bad_filters_are_400_naming_the_field(client: TestClient, query: str, fi
         r = client.get(f"{path}?{query}")
         assert r.status_code == 400, path
         assert field in r.text
+
+
+def test_a_reserved_price_change_names_its_term(repriced: TestClient) -> None:
+    _, found = entries(repriced.get("/pt/feed.atom?provider=alpha").content)
+    titles = [e.findtext(f"{ATOM}title") or "" for e in found]
+    reserved = [t for t in titles if "2,29" in t]
+    assert len(reserved) == 1
+    assert "2,19" in reserved[0]
+    assert "1 ano" in reserved[0]
+    related = found[titles.index(reserved[0])].find(f"{ATOM}link[@rel='related']")
+    assert related is not None and related.get("href") == "https://alpha.example.com/pricing"
+
+
+def test_a_feed_with_no_entries_is_still_valid_atom(client: TestClient) -> None:
+    root, found = entries(client.get("/feed.atom?provider=gamma&gpu=MI300X-192GB").content)
+    assert found == []
+    assert root.findtext(f"{ATOM}updated", "").endswith("Z")
+    html = client.get("/en/changes/?gpu=MI300X-192GB&provider=gamma").text
+    assert "No changes recorded yet" in html
+
+
+def test_downloads_page_takes_no_parameters(client: TestClient) -> None:
+    assert client.get("/en/downloads/?format=xml").status_code == 400
 
 
 def test_changes_page_lists_log_and_prices_newest_first(repriced: TestClient) -> None:
