@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from clusterscout.app.fields import OFFER_FILTER_NAMES
-from clusterscout.catalog.filters import OfferFilter, SortKey, Unknowable, matches, parse_sort
+from clusterscout.catalog.filters import (
+    ClusterMaxChoice,
+    OfferFilter,
+    SortKey,
+    Unknowable,
+    matches,
+    parse_sort,
+)
 from clusterscout.catalog.load import load_catalog
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import (
@@ -129,6 +136,9 @@ STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
         lambda xs: tuple(dict.fromkeys(xs))
     ),
     "price_tier": st.none() | st.sampled_from(list(PriceTier)),
+    "clustermax": st.lists(st.sampled_from(list(ClusterMaxChoice)), max_size=3).map(
+        lambda xs: tuple(dict.fromkeys(xs))
+    ),
     "include_unknown": st.lists(st.sampled_from(list(Unknowable)), max_size=4, unique=True).map(
         tuple
     ),

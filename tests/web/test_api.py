@@ -282,10 +282,14 @@ def test_commitment_terms_access_countries_and_ratings_are_published(client: Tes
     assert (reserved["term_days"], reserved["prepay"]) == (182, True)
     alpha = client.get("/api/v1/providers/alpha").json()
     assert [(r["rater"], r["edition"], r["tier"]) for r in alpha["ratings"]] == [
-        ("clustermax", "3.0", "gold")
+        ("clustermax", "3.0", "gold"),
+        ("clustermax", "2.0", "silver"),
     ]
     assert alpha["ratings"][0]["sources"][0]["kind"] == "secondary"
-    assert beta["ratings"] == []
+    assert [(r["edition"], r["tier"]) for r in beta["ratings"]] == [("3.0", "unavailable")]
+    # Offers carry their provider's ratings, so a listing can show and filter on them.
+    assert offer["ratings"] == beta["ratings"]
+    assert all(o["ratings"] == alpha["ratings"] for o in alpha["offers"])
 
 
 def test_coverage_counts_providers_and_offer_facts(client: TestClient) -> None:

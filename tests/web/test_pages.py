@@ -190,7 +190,7 @@ def test_unknown_values_show_as_unknown_and_facts_link_sources(client: TestClien
     html = client.get("/de/providers/beta/").text
     assert '<span class="unknown">unbekannt</span>' in html
     assert 'href="https://beta.example.org/docs/multi-node"' in html
-    assert 'title="Quelle, geprüft am 15.10.2026"' in html
+    assert 'title="Quelle (Seite des Anbieters), geprüft am 15.10.2026"' in html
 
 
 def test_prices_show_as_of_and_stale_badge(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from clusterscout.catalog.filters import Unknowable
+from clusterscout.catalog.filters import ClusterMaxChoice, Unknowable
 from clusterscout.domain.messages import N_
 from clusterscout.domain.models import (
     FabricKind,
@@ -499,6 +499,22 @@ FIELDS: Final[tuple[Field, ...]] = (
         # SQLite refuses LIKE patterns over 50,000 bytes; no region name comes near 200.
         maximum=200,
         facet=Facet(Widget.TEXT, placeholder=N_("e.g. us-east")),
+    ),
+    Field(
+        "clustermax",
+        Kind.CHOICE,
+        N_(
+            "The provider's tier in the newest ClusterMAX edition (repeatable; any of them "
+            "matches), e.g. clustermax=platinum,gold; not_rated: absent from that edition."
+        ),
+        N_("ClusterMAX rating"),
+        _OFFERS,
+        enum=ClusterMaxChoice,
+        repeatable=True,
+        facet=Facet(
+            Widget.CHECKBOXES,
+            hint=N_("The provider's tier in the newest edition of SemiAnalysis' ClusterMAX."),
+        ),
     ),
     Field(
         "provider",

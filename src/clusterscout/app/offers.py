@@ -29,10 +29,11 @@ __all__ = [
     "mark_freshness",
     "parse_offer_query",
     "provider",
+    "rating_editions",
     "value_counts",
 ]
 
-COUNTED_COLUMNS = frozenset({"gpu", "fabric", "provider"})
+COUNTED_COLUMNS = frozenset({"gpu", "fabric", "provider", "clustermax"})
 """Filters whose facet counts come from one grouped query (the others: one count per value)."""
 
 
@@ -79,7 +80,7 @@ def count_offers(conn: Connection, f: OfferFilter) -> int:
 
 
 def value_counts(conn: Connection, f: OfferFilter, name: str) -> dict[str, int]:
-    """Offers per value of the filter ``name`` (gpu, fabric or provider) under ``f``."""
+    """Offers per value of the filter ``name`` (gpu, fabric, provider, clustermax) under ``f``."""
     return queries.facet_counts(conn, f, name)
 
 
@@ -91,6 +92,12 @@ def list_providers(conn: Connection, multi_node: MultiNode | None = None) -> Pag
 def provider(conn: Connection, slug: str) -> dict[str, Any] | None:
     """One provider with its offers, or None."""
     return queries.get_provider(conn, slug)
+
+
+def rating_editions(conn: Connection) -> list[dict[str, Any]]:
+    """Editions of independent ratings in the catalog, newest first: ``{rater, edition,
+    published_on, sources}``. A provider absent from an edition was not rated in it."""
+    return queries.rating_editions(conn)
 
 
 def compare_records(conn: Connection, slugs: Sequence[str]) -> list[dict[str, Any]]:

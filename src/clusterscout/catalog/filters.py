@@ -15,6 +15,7 @@ from clusterscout.domain.models import (
     PriceTier,
     Provider,
     ProvisioningMode,
+    RatingTier,
 )
 
 HEADLINE_TIERS: Final = (PriceTier.ON_DEMAND, PriceTier.RESERVED, PriceTier.CAPACITY_BLOCK)
@@ -33,6 +34,36 @@ class Unknowable(StrEnum):
     MAX_PRICE = "max_price"
     MIN_NODES = "min_nodes"
     REGION = "region"
+
+
+CLUSTERMAX: Final = "clustermax"
+"""The rater whose newest edition the ``clustermax`` filter reads (as named in ratings.toml)."""
+
+
+class ClusterMaxChoice(StrEnum):
+    """Values of the ``clustermax`` filter: a tier of the newest edition, or not rated in it.
+
+    ``not_rated`` (absent from the edition) differs from ``unavailable`` (listed, but could
+    not be tested) and from ``participation_ribbon`` (tested, below bronze).
+    """
+
+    PLATINUM = RatingTier.PLATINUM.value
+    GOLD = RatingTier.GOLD.value
+    SILVER = RatingTier.SILVER.value
+    BRONZE = RatingTier.BRONZE.value
+    PARTICIPATION_RIBBON = RatingTier.PARTICIPATION_RIBBON.value
+    UNDERPERFORM = RatingTier.UNDERPERFORM.value
+    UNAVAILABLE = RatingTier.UNAVAILABLE.value
+    NOT_RECOMMENDED = RatingTier.NOT_RECOMMENDED.value
+    NOT_RATED = "not_rated"
+
+
+def clustermax_choice(provider: Provider) -> ClusterMaxChoice:
+    """The provider's value for the ``clustermax`` filter (its tier in the newest edition)."""
+    current = provider.current_rating(CLUSTERMAX)
+    if current is None or current[1] is None:
+        return ClusterMaxChoice.NOT_RATED
+    return ClusterMaxChoice(current[1].tier.value)
 
 
 class SortKey(StrEnum):
@@ -66,6 +97,7 @@ class OfferFilter:
     max_price: float | None = None
     min_nodes: int | None = None
     region: str | None = None
+    clustermax: tuple[ClusterMaxChoice, ...] = ()
     provider: tuple[str, ...] = ()
     include_unknown: tuple[Unknowable, ...] = ()
 
@@ -178,6 +210,7 @@ def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
         or (offer.reach_nodes is None and u(Unknowable.MIN_NODES))
         or (offer.reach_nodes is not None and offer.reach_nodes >= f.min_nodes),
         f.region is None or f.region in regions or (not regions and u(Unknowable.REGION)),
+        not f.clustermax or clustermax_choice(provider) in f.clustermax,
         not f.provider or offer.provider in f.provider,
     )
     return all(checks)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +38,7 @@ from clusterscout.domain.models import (
     Provider,
     Provisioning,
     Rating,
+    RatingEdition,
     Source,
     Sources,
     Storage,
@@ -524,6 +525,27 @@ def load_ratings(
     }
 
 
+def rating_editions(ratings: Iterable[Rating]) -> tuple[RatingEdition, ...]:
+    """The editions the ratings belong to, newest first: the latest date and every source.
+
+    An edition's list is the evidence that a provider missing from it was not rated.
+    """
+    found: dict[tuple[str, str], RatingEdition] = {}
+    for r in ratings:
+        key = (r.rater, r.edition)
+        old = found.get(key)
+        if old is None:
+            found[key] = RatingEdition(r.rater, r.edition, r.published_on, r.sources)
+            continue
+        sources = old.sources + tuple(s for s in r.sources if s not in old.sources)
+        found[key] = RatingEdition(
+            r.rater, r.edition, max(old.published_on, r.published_on), sources
+        )
+    return tuple(
+        sorted(found.values(), key=lambda e: (e.published_on, e.rater, e.edition), reverse=True)
+    )
+
+
 def load_catalog(data_dir: Path) -> LoadResult:
     """Load every file under ``data_dir`` and run the cross-file checks.
 
@@ -545,7 +567,10 @@ def load_catalog(data_dir: Path) -> LoadResult:
     # Ratings may name any provider that has a file, even one that failed to load: the file's
     # own problems say what is wrong there, an "unknown provider" would only add noise.
     ratings = load_ratings(data_dir, {f.stem for f in files}, problems)
-    providers = [replace(p, ratings=ratings.get(p.slug, ())) for p in providers]
+    editions = rating_editions(r for items in ratings.values() for r in items)
+    providers = [
+        replace(p, ratings=ratings.get(p.slug, ()), rating_editions=editions) for p in providers
+    ]
     catalog = CatalogData(providers=tuple(providers), gpus=gpus, fabrics=fabrics)
     problems.extend(run_checks(catalog, data_dir))
     return LoadResult(catalog, sorted(set(problems), key=lambda p: (p.file, p.path, p.message)))

@@ -16,6 +16,7 @@ from clusterscout.domain.models import (
     Provider,
     Provisioning,
     Rating,
+    RatingEdition,
     Source,
     Sources,
     Storage,
@@ -42,7 +43,7 @@ def source_refs(sources: Sources) -> list[dict[str, str]]:
 
 
 def sources_record(field_sources: Mapping[str, Sources]) -> dict[str, list[dict[str, str]]]:
-    """The ``sources`` object: field name -> list of ``{url, checked_on}``."""
+    """The ``sources`` object: field name -> list of ``{url, checked_on, kind}``."""
     return {name: source_refs(srcs) for name, srcs in sorted(field_sources.items())}
 
 
@@ -100,6 +101,16 @@ def rating_record(r: Rating) -> Record:
         "published_on": r.published_on.isoformat(),
         "note": r.note,
         "sources": source_refs(r.sources),
+    }
+
+
+def edition_record(e: RatingEdition) -> Record:
+    """One edition of a rating: rater, edition, date and sources (the list of who it rated)."""
+    return {
+        "rater": e.rater,
+        "edition": e.edition,
+        "published_on": e.published_on.isoformat(),
+        "sources": source_refs(e.sources),
     }
 
 
@@ -171,8 +182,8 @@ def headline_price(prices: Sequence[Mapping[str, Any]]) -> Record | None:
     return None
 
 
-def offer_record(offer: Offer, provider_name: str) -> Record:
-    """The public offer record."""
+def offer_record(offer: Offer, provider_name: str, ratings: Sequence[Rating] = ()) -> Record:
+    """The public offer record; ``ratings`` are its provider's (independent ratings)."""
     return {
         "id": offer.id,
         "provider": offer.provider,
@@ -198,6 +209,7 @@ def offer_record(offer: Offer, provider_name: str) -> Record:
         "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
         "headline_price": headline_price([price_record(p) for p in offer.prices]),
         "conflicts": [conflict_record(c) for c in offer.conflicts],
+        "ratings": [rating_record(r) for r in ratings],
         "note": offer.note,
         "sources": sources_record(offer.field_sources),
     }
@@ -225,7 +237,9 @@ def provider_record(provider: Provider, *, with_offers: bool = False) -> Record:
         "sources": sources_record(provider.field_sources),
     }
     if with_offers:
-        record["offers"] = [offer_record(o, provider.name) for o in provider.offers]
+        record["offers"] = [
+            offer_record(o, provider.name, provider.ratings) for o in provider.offers
+        ]
     return record
 
 

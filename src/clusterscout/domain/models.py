@@ -204,6 +204,20 @@ class Rating:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingEdition:
+    """One edition of an independent rating (e.g. ClusterMAX 3.0): its date and sources.
+
+    Derived from the ratings the catalog holds: a provider without a rating in an edition
+    the catalog knows was not rated in it, which is itself a sourced fact (the edition's list).
+    """
+
+    rater: str
+    edition: str
+    published_on: date
+    sources: Sources = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Storage:
     """Shared storage sold next to the cluster."""
 
@@ -330,6 +344,21 @@ class Provider:
     sources: Sources = ()
     field_sources: Mapping[str, Sources] = field(default_factory=dict)
     offers: tuple[Offer, ...] = ()
+    rating_editions: tuple[RatingEdition, ...] = ()
+    """Every rating edition the catalog knows (the same for all providers), newest first."""
+
+    def current_rating(self, rater: str) -> tuple[RatingEdition, Rating | None] | None:
+        """The newest edition of ``rater`` and this provider's rating in it (None: not rated).
+
+        None when the catalog knows no edition of ``rater`` at all.
+        """
+        edition = next((e for e in self.rating_editions if e.rater == rater), None)
+        if edition is None:
+            return None
+        rating = next(
+            (r for r in self.ratings if r.rater == rater and r.edition == edition.edition), None
+        )
+        return edition, rating
 
 
 @dataclass(frozen=True, slots=True)

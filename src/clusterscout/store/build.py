@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, func, insert, select
 
-from clusterscout.catalog.filters import searchable_regions
-from clusterscout.catalog.records import offer_record, provider_record
+from clusterscout.catalog.filters import clustermax_choice, searchable_regions
+from clusterscout.catalog.records import edition_record, offer_record, provider_record
 from clusterscout.domain.models import CatalogData, MultiNode
 from clusterscout.store import migrate
 from clusterscout.store.prices import (
@@ -78,6 +78,14 @@ def _gpus_json(catalog: CatalogData) -> str:
     return json.dumps([{k: getattr(g, k) for k in fields} for g in catalog.gpus])
 
 
+RATING_EDITIONS_KEY = "rating_editions_json"
+
+
+def _editions(catalog: CatalogData) -> list[dict[str, Any]]:
+    editions = catalog.providers[0].rating_editions if catalog.providers else ()
+    return [edition_record(e) for e in editions]
+
+
 def ensure_schema(engine: Engine) -> None:
     """Apply pending migrations."""
     with engine.begin() as conn:
@@ -126,7 +134,8 @@ def build_database(
                     "waitlist": offer.provisioning.waitlist,
                     "regions_text": searchable_regions(offer, provider),
                     "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
-                    "record_json": json.dumps(offer_record(offer, provider.name)),
+                    "clustermax_tier": clustermax_choice(provider).value,
+                    "record_json": json.dumps(offer_record(offer, provider.name, provider.ratings)),
                 }
             )
             observations.extend(
@@ -189,6 +198,8 @@ def build_database(
                 {"key": "catalog_version", "value": version},
                 {"key": "built_at", "value": now.isoformat()},
                 {"key": "gpus_json", "value": _gpus_json(catalog)},
+                # Which rating editions exist: a provider absent from one was not rated in it.
+                {"key": RATING_EDITIONS_KEY, "value": json.dumps(_editions(catalog))},
                 # Stored with the build so every replica plans with the same constants.
                 *(
                     [{"key": "calibration_toml", "value": calibration_toml}]

@@ -105,6 +105,8 @@ def offer_conditions(f: OfferFilter) -> list[ColumnElement[bool]]:
         escaped = f.region.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         cond = c.regions_text.like(f"%{escaped}%", escape="\\")
         conds.append(or_(cond, c.regions_text == "") if u(Unknowable.REGION) else cond)
+    if f.clustermax:
+        conds.append(c.clustermax_tier.in_([x.value for x in f.clustermax]))
     if f.provider:
         conds.append(c.provider.in_(f.provider))
     return conds
@@ -206,7 +208,12 @@ def facet_counts(conn: Connection, f: OfferFilter, column: str) -> dict[str, int
     Raises:
         KeyError: for a column that is not a facet.
     """
-    col = {"gpu": offers.c.gpu, "fabric": offers.c.fabric, "provider": offers.c.provider}[column]
+    col = {
+        "gpu": offers.c.gpu,
+        "fabric": offers.c.fabric,
+        "provider": offers.c.provider,
+        "clustermax": offers.c.clustermax_tier,
+    }[column]
     where = and_(true(), *offer_conditions(f))
     rows = conn.execute(
         select(col, func.count()).where(where).group_by(col).order_by(func.count().desc())
@@ -241,6 +248,12 @@ def meta_value(conn: Connection, key: str) -> str | None:
         return None if row is None else str(row.value)
 
     return per_version(conn, f"meta:{key}", read)
+
+
+def rating_editions(conn: Connection) -> list[dict[str, Any]]:
+    """Rating editions stored with the build, newest first (empty for an older build)."""
+    raw = meta_value(conn, "rating_editions_json")
+    return list(orjson.loads(raw)) if raw else []
 
 
 def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:

@@ -75,6 +75,8 @@ offers = Table(
     # sort: cheapest first, fresher first at equal price (migration 0006).
     Column("headline_usd_per_gpu_hour", Float, index=True),
     Column("headline_as_of", Date),
+    # The provider's tier in the newest ClusterMAX edition, or "not_rated" (migration 0007).
+    Column("clustermax_tier", String(32), index=True),
     Column("record_json", Text, nullable=False),
     Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
 )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from clusterscout.catalog.filters import ClusterMaxChoice
 from clusterscout.domain.models import FabricKind, OrchestrationKind, PriceTier, ProvisioningMode
 from clusterscout.model.inputs import Stack
 from clusterscout.web.i18n import N_, Formatter
@@ -43,12 +44,31 @@ ACCESS_LABELS: Final = {
     "waitlist": N_("waitlist"),
 }
 """How fast a buyer gets a cluster (the provisioning ``access`` fact), fastest first."""
+RATING_LABELS: Final = {
+    "platinum": N_("Platinum"),
+    "gold": N_("Gold"),
+    "silver": N_("Silver"),
+    "bronze": N_("Bronze"),
+    "participation_ribbon": N_("Participation ribbon (below bronze)"),
+    "underperform": N_("Underperforming"),
+    "unavailable": N_("Unavailable (could not be tested)"),
+    "not_recommended": N_("Not recommended"),
+    "not_rated": N_("not rated"),
+}
+"""Tiers of an independent rating; ``not_rated`` (absent from an edition) is not a tier."""
+SOURCE_KIND_LABELS: Final = {
+    "primary": N_("provider's page"),
+    "secondary": N_("third party"),
+    "catalog": N_("price catalog"),
+}
+"""Whose page a source is (``kind``): the provider's own, a third party's, a price catalog."""
 VALUE_LABELS: Final[Mapping[type[StrEnum], Mapping[str, str]]] = {
     FabricKind: FABRIC_LABELS,
     Stack: STACK_LABELS,
     OrchestrationKind: ORCHESTRATION_LABELS,
     ProvisioningMode: PROVISIONING_LABELS,
     PriceTier: TIER_LABELS,
+    ClusterMaxChoice: RATING_LABELS,
 }
 """Display names (or message ids) of the values of each enum a field of ``app.fields`` offers."""
 MULTI_NODE_LABELS: Final = {"yes": N_("yes"), "no": N_("no"), "unknown": N_("unknown")}
@@ -70,6 +90,15 @@ class SourceLink:
     url: str
     checked_on: str
     title: str
+    kind: str = "primary"
+    """``primary``, ``secondary`` or ``catalog`` (the CSS class of the badge)."""
+    kind_label: str = ""
+    """Whose page it is, translated: shown as a badge and part of the link's name."""
+
+    @property
+    def flagged(self) -> bool:
+        """True for a source that is not the provider's own page (shown more prominently)."""
+        return self.kind != "primary"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +130,17 @@ def source_links(fmt: Formatter, refs: Iterable[Mapping[str, Any]]) -> tuple[Sou
         if url and (url not in seen or ref["checked_on"] > seen[url]["checked_on"]):
             seen[url] = ref
     ordered = sorted(seen.values(), key=lambda r: str(r["checked_on"]), reverse=True)
-    template = fmt.gettext("Source, checked on %(date)s")
-    return tuple(
-        SourceLink(
-            url=str(r["url"]),
-            checked_on=fmt.day(str(r["checked_on"])),
-            title=template % {"date": fmt.day(str(r["checked_on"]))},
-        )
-        for r in ordered
-    )
+    return tuple(source_link(fmt, r) for r in ordered)
+
+
+def source_link(fmt: Formatter, ref: Mapping[str, Any]) -> SourceLink:
+    """One ``{url, checked_on, kind}`` reference as a link with its translated kind."""
+    # Records written before kinds existed carry none; nothing vouches for them being primary.
+    kind = str(ref.get("kind") or "secondary")
+    label = fmt.gettext(SOURCE_KIND_LABELS.get(kind, SOURCE_KIND_LABELS["secondary"]))
+    day = fmt.day(str(ref["checked_on"]))
+    title = fmt.gettext("Source (%(kind)s), checked on %(date)s") % {"kind": label, "date": day}
+    return SourceLink(str(ref["url"]), day, title, kind, label)
 
 
 def refs_for(record: Mapping[str, Any], *fields: str) -> list[Mapping[str, Any]]:

@@ -21,6 +21,7 @@ from clusterscout.web import (
     listing,
     params,
     price_history,
+    ratings_view,
     reference,
     seo,
     viewmodels,
@@ -30,7 +31,7 @@ from clusterscout.web.cells import MULTI_NODE_LABELS
 from clusterscout.web.i18n import Formatter, negotiate
 from clusterscout.web.pages_common import Lang, base_context, known_lang, render_html
 from clusterscout.web.runtime import reading, snapshot_of, state_of
-from clusterscout.web.scorecard import compare_sections, scorecard
+from clusterscout.web.scorecard import CompareSection, compare_sections, scorecard
 from clusterscout.web.viewmodels import OfferRow, offer_rows
 
 router = APIRouter(include_in_schema=False)
@@ -130,6 +131,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         day = viewmodels.today()
         offers.mark_freshness([record], stale_after, day)
         views = [prices.history(conn, o["id"], day, stale_after) for o in record["offers"]]
+        editions = offers.rating_editions(conn)
     fmt = st.formatter(snapshot_of(request), lang)
     record, views = fmt.catalog.localize(record), fmt.catalog.localize(views)
     ctx = base_context(request, lang, f"providers/{slug}/", section="providers")
@@ -137,6 +139,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         provider=record,
         multi_node_text=fmt.gettext(MULTI_NODE_LABELS.get(record["multi_node"], "unknown")),
         dimensions=scorecard(fmt, record),
+        ratings=ratings_view.rating_rows(fmt, record, editions),
         rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
         launch_offers=launch_view.provider_offers(fmt, st, snapshot_of(request), record["offers"]),
         histories=[
@@ -193,6 +196,7 @@ def compare(request: Request, lang: Lang) -> Response:
     pairs += sorted((k, v) for k, v in asked.items() if v)
     query = params.query_string(pairs)
     records: list[dict[str, Any]] = []
+    editions: list[dict[str, Any]] = []
     error = None
     if len(wanted) == 1 and wanted[0] not in st.providers(snapshot_of(request)):
         error = fmt.gettext("Choose two to four providers from the list.")
@@ -200,6 +204,7 @@ def compare(request: Request, lang: Lang) -> Response:
         with reading(request) as conn:
             try:
                 records = offers.compare_records(conn, wanted)
+                editions = offers.rating_editions(conn)
             except ValueError:
                 error = fmt.gettext("Choose two to four providers from the list.")
     if records and "?" + request.url.query != query:
@@ -211,7 +216,7 @@ def compare(request: Request, lang: Lang) -> Response:
     )
     ctx.update(
         records=records,
-        sections=compare_sections(fmt, records) if records else [],
+        sections=_compare_sections(fmt, records, editions) if records else [],
         picker=[(p["slug"], p["name"], p["slug"] in wanted) for p in providers],
         error=error,
         ref_choices=[(v, t, ref is not None and ref.key == v) for v, t in reference.choices(fmt)],
@@ -242,6 +247,14 @@ def compare(request: Request, lang: Lang) -> Response:
     if error:
         response.status_code = 400
     return response
+
+
+def _compare_sections(
+    fmt: Formatter, records: list[dict[str, Any]], editions: list[dict[str, Any]]
+) -> list[CompareSection]:
+    """The checklist sections, then the independent ratings when the catalog has any."""
+    ratings = ratings_view.ratings_section(fmt, records, editions)
+    return [*compare_sections(fmt, records), *([ratings] if ratings.rows else [])]
 
 
 QUOTE_PARAMS: Final = ("gpus", "months", "start", "gpu")

@@ -200,6 +200,10 @@ class OfferOut(_Out):
         "is priced"
     )
     conflicts: list[ConflictOut] = Field(description="recorded source conflicts about it")
+    ratings: list[RatingOut] = Field(
+        description="its provider's independent ratings, newest first; an edition missing "
+        "here did not rate the provider"
+    )
     note: str | None
     sources: Sources
 
@@ -220,7 +224,10 @@ class ProviderOut(_Out):
     billing: BillingOut
     storage: StorageOut
     discounts: list[DiscountOut]
-    ratings: list[RatingOut]
+    ratings: list[RatingOut] = Field(
+        description="independent ratings, newest first; an edition missing here did not "
+        "rate the provider"
+    )
     conflicts: list[ConflictOut]
     offer_count: int
     sources: Sources
