@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from clusterscout.catalog.filters import ClusterMaxChoice, clustermax_choice
 from clusterscout.catalog.load import load_catalog
 from clusterscout.catalog.problems import Severity
 from clusterscout.domain.models import Access, CatalogData, PriceTier, RatingTier
@@ -209,3 +210,36 @@ def test_a_source_is_not_read_before_it_is_published(catalog_copy: Path) -> None
     path.write_text(f"{head}{sep}{day}\npublished_on = {day.replace('2026', '2027')}\n{rest}")
     _, errors = _load(catalog_copy)
     assert any("published_on" in e and "after checked_on" in e for e in errors), errors
+
+
+def test_every_provider_knows_the_editions_and_its_tier_in_the_newest(
+    catalog_copy: Path,
+) -> None:
+    # beta is in 2.0 only: the newest edition (3.0) did not rate it.
+    text = RATINGS.replace(
+        'provider = "alpha"\nrater = "clustermax"\nedition = "2.0"',
+        ('provider = "beta"\nrater = "clustermax"\nedition = "2.0"'),
+    )
+    (catalog_copy / "ratings.toml").write_text(text)
+    catalog, errors = _load(catalog_copy)
+    assert errors == []
+    by_slug = {p.slug: p for p in catalog.providers}
+    editions = by_slug["gamma"].rating_editions
+    assert [(e.rater, e.edition, e.published_on.isoformat()) for e in editions] == [
+        ("clustermax", "3.0", "2026-09-23"),
+        ("clustermax", "2.0", "2025-11-01"),
+    ]
+    alpha = by_slug["alpha"].current_rating("clustermax")
+    beta = by_slug["beta"].current_rating("clustermax")
+    assert alpha is not None
+    assert beta is not None
+    assert (alpha[0].edition, alpha[1].tier if alpha[1] else None) == ("3.0", RatingTier.GOLD)
+    assert (beta[0].edition, beta[1]) == ("3.0", None)
+    assert by_slug["alpha"].current_rating("another-rater") is None
+    assert clustermax_choice(by_slug["beta"]) is ClusterMaxChoice.NOT_RATED
+    assert clustermax_choice(by_slug["alpha"]) is ClusterMaxChoice.GOLD
+
+
+def test_the_rating_filter_offers_every_tier() -> None:
+    # A tier missing from the filter's values could never be asked for.
+    assert {t.value for t in RatingTier} | {"not_rated"} == {c.value for c in ClusterMaxChoice}

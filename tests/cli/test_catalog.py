@@ -57,6 +57,19 @@ def test_offers_json_has_sources_and_nulls(db: list[str]) -> None:
     assert record["sources"]["fabric"][0]["url"] == "https://beta.example.org/docs/multi-node"
 
 
+def test_offers_filter_by_the_newest_clustermax_tier(db: list[str]) -> None:
+    # Fixture: alpha gold in 3.0; beta bronze in 2.0 only, so not rated in the newest edition.
+    result = runner.invoke(
+        app, ["offers", "--clustermax", "gold,not_rated", "--format", "json", *db]
+    )
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.stdout)
+    assert {r["provider"] for r in records} == {"alpha", "beta"}
+    assert all(r["ratings"] for r in records)
+    bronze = runner.invoke(app, ["offers", "--clustermax", "bronze", "--format", "json", *db])
+    assert json.loads(bronze.stdout) == []
+
+
 def test_offers_csv_parses(db: list[str]) -> None:
     result = runner.invoke(app, ["offers", "--format", "csv", "--sort", "gbps", *db])
     assert result.exit_code == 0, result.output
@@ -81,6 +94,7 @@ def test_offers_table_shows_unknown(db: list[str]) -> None:
         (["offers", "--rdma", "perhaps"], "--rdma: 'perhaps' is not a boolean"),
         (["offers", "--min-gbps", "lots"], "--min-gbps: 'lots' is not a number"),
         (["offers", "--gpu", "Z100"], "--gpu: unknown GPU 'Z100'"),
+        (["offers", "--clustermax", "shiny"], "--clustermax: 'shiny' is not one of: platinum"),
         (["offers", "--sort", "best"], "--sort: 'best' is not one of"),
         (["offers", "--format", "xml"], "--format: 'xml' is not one of: table, json, csv"),
         (["providers", "--multi-node", "maybe"], "--multi-node: 'maybe' is not one of: yes, no"),

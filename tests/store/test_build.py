@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,29 @@ def test_migration_0003_fills_tier_prices_of_an_existing_database(
     assert rows["alpha-h100-ib"] == (2.99, 2.29, None)
     assert rows["beta-h100-eth"] == (None, None, None)
     assert [r["id"] for r in cheapest.records] == ["beta-mi300x-roce", "alpha-h100-ib"]
+
+
+def test_migration_0007_fills_the_clustermax_tier_and_offer_ratings(
+    fresh_engine: Engine, fixture_data_dir: Path
+) -> None:
+    build(fresh_engine, fixture_data_dir)
+    with fresh_engine.connect() as conn:
+        built = {r.id: (r.clustermax_tier, r.record_json) for r in conn.execute(select(offers))}
+    with fresh_engine.begin() as conn:
+        migrate.downgrade(conn, "0006")
+        assert "clustermax_tier" not in {c["name"] for c in _columns(conn)}
+        old = conn.execute(select(offers.c.record_json)).scalars().first()
+        assert old is not None
+        assert "ratings" not in json.loads(old)
+        migrate.upgrade(conn)
+    with fresh_engine.connect() as conn:
+        migrated = {r.id: (r.clustermax_tier, r.record_json) for r in conn.execute(select(offers))}
+    # The migration reaches what a fresh build writes: alpha gold, beta not rated in 3.0.
+    assert {k: v[0] for k, v in migrated.items()} == {k: v[0] for k, v in built.items()}
+    assert migrated["alpha-h100-ib"][0] == "gold"
+    assert migrated["beta-h100-eth"][0] == "not_rated"
+    for offer_id, (_tier, record) in migrated.items():
+        assert json.loads(record)["ratings"] == json.loads(built[offer_id][1])["ratings"]
 
 
 def test_opening_an_older_database_migrates_it_before_reading(

@@ -286,7 +286,7 @@ def test_commitment_terms_access_countries_and_ratings_are_published(client: Tes
         ("clustermax", "2.0", "silver"),
     ]
     assert alpha["ratings"][0]["sources"][0]["kind"] == "secondary"
-    assert [(r["edition"], r["tier"]) for r in beta["ratings"]] == [("3.0", "unavailable")]
+    assert [(r["edition"], r["tier"]) for r in beta["ratings"]] == [("2.0", "bronze")]
     # Offers carry their provider's ratings, so a listing can show and filter on them.
     assert offer["ratings"] == beta["ratings"]
     assert all(o["ratings"] == alpha["ratings"] for o in alpha["offers"])

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from clusterscout.app import offers, prices
 from clusterscout.web import charts, viewmodels
 from clusterscout.web.api_error import ApiError
-from clusterscout.web.cells import TIER_LABELS
+from clusterscout.web.cells import TIER_LABELS, SourceLink, source_link
 from clusterscout.web.i18n import Formatter
 from clusterscout.web.pages_common import Lang, known_lang
 from clusterscout.web.runtime import reading, snapshot_of, state_of
@@ -31,7 +31,7 @@ class ObservationRow:
     feed: str
     age: str
     stale: bool
-    source_url: str
+    source: SourceLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ def observation_rows(
             feed=str(p.get("feed") or ""),
             age=age_text(fmt, int(p["age_days"])),
             stale=bool(p["stale"]),
-            source_url=str(p["source"]["url"]),
+            source=source_link(fmt, p["source"]),
         )
         for p in observations
     ]
