@@ -123,6 +123,10 @@ def test_compare_table_and_json(db: list[str]) -> None:
     table = runner.invoke(app, ["compare", "alpha", "beta", *db], env={"COLUMNS": "200"})
     assert "GPUDirect RDMA" in table.stdout
     assert "Alpha Cloud" in table.stdout
+    # Ratings per edition; beta is absent from 3.0, which is "not rated", not unknown.
+    newest = " ".join(line for line in table.stdout.splitlines() if "clustermax 3.0" in line)
+    assert "clustermax 3.0: gold" in newest
+    assert "clustermax 3.0: not rated" in newest
 
 
 def test_build_db_refuses_a_broken_catalog_and_keeps_the_old_db(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -183,8 +183,14 @@ def list_offers(sort: str, fmt: str, database_url: str | None, **filters: Any) -
     )
 
 
-def compare_rows(records: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
-    """Checklist rows (label, one cell per provider) for a comparison."""
+def compare_rows(
+    records: list[dict[str, Any]], editions: Sequence[dict[str, Any]] = ()
+) -> list[tuple[str, list[str]]]:
+    """Checklist rows (label, one cell per provider) for a comparison.
+
+    ``editions`` are the catalog's rating editions: one absent from a provider's ratings shows
+    as "not rated" (not as unknown).
+    """
 
     def offers_summary(r: dict[str, Any]) -> str:
         parts = []
@@ -227,6 +233,11 @@ def compare_rows(records: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         products = ", ".join(s["products"]) or "unknown"
         return f"shared FS: {text(s['shared_filesystem'])}; {products}"
 
+    def ratings(r: dict[str, Any]) -> str:
+        tiers = {(x["rater"], x["edition"]): x["tier"] for x in r.get("ratings") or ()}
+        keys = [(e["rater"], e["edition"]) for e in editions] or list(tiers)
+        return "\n".join(f"{k[0]} {k[1]}: {tiers.get(k, 'not rated')}" for k in keys) or "none"
+
     rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
         ("multi-node", lambda r: r["multi_node"]),
         ("fabric", fabrics),
@@ -235,6 +246,7 @@ def compare_rows(records: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         ("provisioning", prov),
         ("billing", billing),
         ("storage", storage),
+        ("ratings", ratings),
         ("offers", offers_summary),
     ]
     return [(label, [fn(r) for r in records]) for label, fn in rows]
@@ -249,6 +261,7 @@ def compare(slugs: tuple[str, ...], fmt: str, database_url: str | None) -> None:
     fmt = choice("--format", fmt, ("table", "json"))
     with engine_for(database_url).connect() as conn, reporting(flags=False):
         records = offers.compare_records(conn, slugs)
+        editions = offers.rating_editions(conn)
     offers.mark_freshness(records, settings_for(database_url).stale_after_days)
     if fmt == "json":
         print_json(records)
@@ -256,7 +269,7 @@ def compare(slugs: tuple[str, ...], fmt: str, database_url: str | None) -> None:
     print_table(
         "Checklist",
         [Column(""), *(Column(r["name"]) for r in records)],
-        [[label, *cells] for label, cells in compare_rows(records)],
+        [[label, *cells] for label, cells in compare_rows(records, editions)],
         show_lines=True,
     )
 
