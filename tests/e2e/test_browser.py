@@ -201,6 +201,10 @@ def test_plan_in_german_with_charts_and_no_console_errors(
     p.screenshot(path=str(screenshots / "plan-de.png"), full_page=True)
 
     p.goto(f"{live_server}/de/providers/alpha/")
+    # The charts load lazily and sit below the ratings and the checklist: scroll to each, as
+    # a reader would, before asking whether it rendered.
+    for chart in p.locator(".price-chart img").all():
+        chart.scroll_into_view_if_needed()
     p.wait_for_function(
         "() => [...document.querySelectorAll('.price-chart img')]"
         ".every(i => i.complete && i.naturalWidth > 0)"
