@@ -45,6 +45,7 @@ def test_csv_file(engine: Engine, tmp_path: Path) -> None:
         "url": "https://nebius.com/prices",
         "checked_on": "2026-11-29",
         "kind": "secondary",
+        "published_on": None,
     }
     assert on_demand["feed"] == "file"
     reserved = next(p for p in prices if p["tier"] == "reserved")

@@ -58,6 +58,7 @@ def test_build_loads_everything(fresh_engine: Engine, fixture_data_dir: Path) ->
                 "url": "https://alpha.example.com/clusters",
                 "checked_on": "2026-11-20",
                 "kind": "primary",
+                "published_on": None,
             }
         ]
         assert h100["from_usd_per_gpu_hour"] == 2.29

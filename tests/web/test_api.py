@@ -46,7 +46,7 @@ def test_offers_list_shape(client: TestClient) -> None:
     for offer in body["data"]:
         assert set(offer) >= OFFER_FIELDS
         for refs in offer["sources"].values():
-            assert all(set(ref) == {"url", "checked_on", "kind"} for ref in refs)
+            assert all(set(ref) == {"url", "checked_on", "kind", "published_on"} for ref in refs)
         for price in offer["prices"]:
             assert {"tier", "usd_per_gpu_hour", "term", "as_of", "source"} <= set(price)
     assert body["meta"]["data_version"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -29,11 +29,13 @@ from clusterscout.store.prices import price_history_view, stale_prices
 __all__ = [
     "ALL_FEEDS",
     "FACTS_STALE_AFTER_DAYS",
+    "OLD_PAGE_AFTER_DAYS",
     "STAGES",
     "ChangeKind",
     "Feed",
     "FeedReport",
     "Stage",
+    "Staleness",
     "feed_names",
     "history",
     "refresh",
@@ -43,6 +45,8 @@ __all__ = [
 
 ALL_FEEDS: Final = registry.ALL
 FACTS_STALE_AFTER_DAYS: Final = STALE_AFTER_DAYS
+OLD_PAGE_AFTER_DAYS: Final = 730
+"""A page dated over two years ago may describe hardware or terms that have since changed."""
 
 
 def history(
@@ -52,12 +56,23 @@ def history(
     return price_history_view(conn, offer_id, today, stale_after_days)
 
 
-def stale(
-    conn: Connection, today: date, prices_after_days: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Facts checked over FACTS_STALE_AFTER_DAYS ago, and prices older than the given days."""
-    facts = queries.stale_facts(conn, today, FACTS_STALE_AFTER_DAYS)
-    return facts, stale_prices(conn, today, prices_after_days)
+@dataclass(frozen=True, slots=True)
+class Staleness:
+    """What to re-check: facts not read lately, prices not observed lately, old pages."""
+
+    facts: list[dict[str, Any]]
+    prices: list[dict[str, Any]]
+    old_pages: list[dict[str, Any]]
+
+
+def stale(conn: Connection, today: date, prices_after_days: int) -> Staleness:
+    """Facts checked over FACTS_STALE_AFTER_DAYS ago, prices older than the given days, and
+    facts resting only on pages dated over OLD_PAGE_AFTER_DAYS ago."""
+    return Staleness(
+        facts=queries.stale_facts(conn, today, FACTS_STALE_AFTER_DAYS),
+        prices=stale_prices(conn, today, prices_after_days),
+        old_pages=queries.old_page_facts(conn, today, OLD_PAGE_AFTER_DAYS),
+    )
 
 
 def feed_names() -> list[str]:

@@ -29,21 +29,29 @@ HEADLINE_TIER_VALUES: Final = tuple(t.value for t in HEADLINE_TIERS)
 """Tiers that cannot be interrupted, in the order the headline price takes them (spot never)."""
 
 
-def source_ref(s: Source) -> dict[str, str]:
-    """``{"url", "checked_on", "kind"}`` of one source."""
-    return {"url": s.url, "checked_on": s.checked_on.isoformat(), "kind": s.kind.value}
+def source_ref(s: Source) -> dict[str, str | None]:
+    """``{"url", "checked_on", "kind", "published_on"}`` of one source (``published_on``: the
+    page's own date, None when it shows none), so a reader sees how old the evidence is."""
+    return {
+        "url": s.url,
+        "checked_on": s.checked_on.isoformat(),
+        "kind": s.kind.value,
+        "published_on": s.published_on.isoformat() if s.published_on else None,
+    }
 
 
-def source_refs(sources: Sources) -> list[dict[str, str]]:
-    """``[{"url", "checked_on", "kind"}]`` for sources, in order, without duplicates."""
-    seen: dict[str, dict[str, str]] = {}
+def source_refs(sources: Sources) -> list[dict[str, str | None]]:
+    """``[{"url", "checked_on", "kind", "published_on"}]`` in order, without duplicates."""
+    seen: dict[str, dict[str, str | None]] = {}
     for s in sources:
         seen.setdefault(s.url, source_ref(s))
     return list(seen.values())
 
 
-def sources_record(field_sources: Mapping[str, Sources]) -> dict[str, list[dict[str, str]]]:
-    """The ``sources`` object: field name -> list of ``{url, checked_on, kind}``."""
+def sources_record(
+    field_sources: Mapping[str, Sources],
+) -> dict[str, list[dict[str, str | None]]]:
+    """The ``sources`` object: field name -> list of ``{url, checked_on, kind, published_on}``."""
     return {name: source_refs(srcs) for name, srcs in sorted(field_sources.items())}
 
 

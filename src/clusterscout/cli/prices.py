@@ -10,7 +10,14 @@ import click
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from clusterscout.app import prices
-from clusterscout.app.prices import FACTS_STALE_AFTER_DAYS, STAGES, ChangeKind, FeedReport, Stage
+from clusterscout.app.prices import (
+    FACTS_STALE_AFTER_DAYS,
+    OLD_PAGE_AFTER_DAYS,
+    STAGES,
+    ChangeKind,
+    FeedReport,
+    Stage,
+)
 from clusterscout.cli.options import (
     choice,
     database_url_option,
@@ -197,7 +204,7 @@ def stale(days: int | None, fmt: str, database_url: str | None) -> None:
     today = datetime.now(UTC).date()
     engine = engine_for(database_url)
     with engine.connect() as conn:
-        facts, old_prices = prices.stale(conn, today, limit)
+        found = prices.stale(conn, today, limit)
     engine.dispose()
     if fmt == "json":
         print_json(
@@ -205,12 +212,20 @@ def stale(days: int | None, fmt: str, database_url: str | None) -> None:
                 "today": today.isoformat(),
                 "facts_stale_after_days": FACTS_STALE_AFTER_DAYS,
                 "prices_stale_after_days": limit,
-                "facts": facts,
-                "prices": old_prices,
+                "old_page_after_days": OLD_PAGE_AFTER_DAYS,
+                "facts": found.facts,
+                "prices": found.prices,
+                "old_pages": found.old_pages,
             }
         )
         return
-    _stale_tables(facts, old_prices, limit)
+    _stale_tables(found.facts, found.prices, limit)
+    # Re-reading an old post refreshes checked_on, not the evidence: count those facts too.
+    out.print(
+        f"{len(found.old_pages)} fact(s) rest only on pages dated over "
+        f"{OLD_PAGE_AFTER_DAYS // 365} years ago (listed with --format json)",
+        highlight=False,
+    )
 
 
 def _stale_tables(facts: list[dict[str, Any]], found: list[dict[str, Any]], limit: int) -> None:

@@ -75,6 +75,8 @@ def _row_to_price(row: Any) -> dict[str, Any]:
             "checked_on": checked.isoformat(),
             # Rows recorded before migration 0004 have no kind: none of them can be vouched for.
             "kind": row.source_kind or "secondary",
+            # A price's own date is its as_of; observations keep no separate page date.
+            "published_on": None,
         },
         "note": row.note,
         "feed": row.feed,

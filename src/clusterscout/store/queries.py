@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, Final, TypeVar
@@ -293,6 +293,56 @@ def stale_facts(conn: Connection, today: date, max_age_days: int) -> list[dict[s
     provider, then oldest first.
     """
     out: list[dict[str, Any]] = []
+    for provider, scope, field, refs in _fact_sources(conn):
+        newest = max(refs, key=lambda s: s["checked_on"])
+        age = (today - date.fromisoformat(newest["checked_on"])).days
+        if age > max_age_days:
+            out.append(
+                {
+                    "provider": provider,
+                    "scope": scope,
+                    "field": field,
+                    "checked_on": newest["checked_on"],
+                    "age_days": age,
+                    "url": newest["url"],
+                }
+            )
+    out.sort(key=lambda f: (f["provider"], f["checked_on"], f["scope"], f["field"]))
+    return out
+
+
+def old_page_facts(conn: Connection, today: date, max_age_days: int) -> list[dict[str, Any]]:
+    """Facts whose every source is a page dated more than ``max_age_days`` before ``today``.
+
+    A re-read keeps ``checked_on`` fresh, but a 2024 post still only tells what was true in
+    2024; this list shows such facts. Facts with any undated source are left out (their page
+    may be current). Each result is ``{provider, scope, field, published_on, age_days, url}``
+    with the newest page's date; sorted like ``stale_facts``.
+    """
+    out: list[dict[str, Any]] = []
+    for provider, scope, field, refs in _fact_sources(conn):
+        dates = [s.get("published_on") for s in refs]
+        if None in dates:
+            continue
+        newest = max(refs, key=lambda s: s["published_on"])
+        age = (today - date.fromisoformat(newest["published_on"])).days
+        if age > max_age_days:
+            out.append(
+                {
+                    "provider": provider,
+                    "scope": scope,
+                    "field": field,
+                    "published_on": newest["published_on"],
+                    "age_days": age,
+                    "url": newest["url"],
+                }
+            )
+    out.sort(key=lambda f: (f["provider"], f["published_on"], f["scope"], f["field"]))
+    return out
+
+
+def _fact_sources(conn: Connection) -> Iterator[tuple[str, str, str, list[dict[str, Any]]]]:
+    """``(provider, scope, field, source refs)`` of every sourced fact except prices."""
     scopes: list[tuple[str, str, dict[str, Any]]] = [
         (r.slug, "provider", orjson.loads(r.record_json))
         for r in conn.execute(select(providers.c.slug, providers.c.record_json))
@@ -303,20 +353,5 @@ def stale_facts(conn: Connection, today: date, max_age_days: int) -> list[dict[s
     ]
     for provider, scope, record in scopes:
         for field, refs in sorted((record.get("sources") or {}).items()):
-            if field == "prices" or not refs:
-                continue
-            newest = max(refs, key=lambda s: s["checked_on"])
-            age = (today - date.fromisoformat(newest["checked_on"])).days
-            if age > max_age_days:
-                out.append(
-                    {
-                        "provider": provider,
-                        "scope": scope,
-                        "field": field,
-                        "checked_on": newest["checked_on"],
-                        "age_days": age,
-                        "url": newest["url"],
-                    }
-                )
-    out.sort(key=lambda f: (f["provider"], f["checked_on"], f["scope"], f["field"]))
-    return out
+            if field != "prices" and refs:
+                yield provider, scope, field, refs

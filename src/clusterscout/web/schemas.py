@@ -3,7 +3,8 @@
 Records, lists and errors; and the answers of ``POST /plan``, ``POST /estimate`` and ``POST
 /launch``, built here from typed results (``plan_json``, ``estimate_json``, ``launch_json``).
 
-Unknown facts are ``null``. ``sources`` maps a field name to ``[{url, checked_on, kind}]``.
+Unknown facts are ``null``. ``sources`` maps a field name to
+``[{url, checked_on, kind, published_on}]``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class SourceRef(_Out):
     kind: Literal["primary", "secondary", "catalog"] = Field(
         description="primary: the provider's own page; secondary: a third party; "
         "catalog: a machine-readable price catalog"
+    )
+    published_on: date | None = Field(
+        default=None,
+        description="the page's own date (post, release, 'last updated'); null if none",
     )
 
 
