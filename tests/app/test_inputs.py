@@ -77,9 +77,12 @@ def test_unknown_provider_is_rejected_when_a_check_is_given(resolve: GpuResolver
         parse_filter({"provider": ["zeta"]}, resolve, {"alpha"}.__contains__)
 
 
-def test_to_params_is_canonical_and_round_trips(resolve: GpuResolver) -> None:
+def test_to_params_is_canonical_and_round_trips(resolve: GpuResolver, catalog: CatalogData) -> None:
     f = OfferFilter(
-        fabric=(FabricKind.ROCE, FabricKind.INFINIBAND), rdma=True, min_gbps=1600.0, region="eu"
+        fabric=(FabricKind.ROCE, FabricKind.INFINIBAND),
+        rdma=True,
+        min_gbps=1600.0,
+        region=catalog.regions.resolve("Europa"),
     )
     params = f.to_params()
     assert params == [
@@ -87,14 +90,28 @@ def test_to_params_is_canonical_and_round_trips(resolve: GpuResolver) -> None:
         ("fabric", "roce"),
         ("min_gbps", "1600"),
         ("rdma", "true"),
-        ("region", "eu"),
+        ("region", "europe"),
     ]
     grouped: dict[str, list[str]] = {}
     for k, v in params:
         grouped.setdefault(k, []).append(v)
-    again = parse_filter(grouped, resolve)
+    again = parse_filter(grouped, resolve, regions=catalog.regions)
     assert set(again.fabric) == set(f.fabric)
-    assert (again.rdma, again.min_gbps, again.region) == (True, 1600.0, "eu")
+    assert (again.rdma, again.min_gbps, again.region) == (True, 1600.0, f.region)
+
+
+@pytest.mark.parametrize("typed", ["atlantis", "xx", "-"])
+def test_an_unknown_region_names_the_field_and_gives_examples(
+    resolve: GpuResolver, catalog: CatalogData, typed: str
+) -> None:
+    with pytest.raises(InputError) as err:
+        parse_filter({"region": [typed]}, resolve, regions=catalog.regions)
+    assert err.value.field == "region"
+    assert "unknown region" in str(err.value)
+    # The message lists values that do resolve.
+    examples = str(err.value).split("e.g. ", 1)[1].split(", ")
+    assert examples
+    assert all(catalog.regions.resolve(e) is not None for e in examples)
 
 
 def test_price_tier_parses_and_round_trips(resolve: GpuResolver) -> None:

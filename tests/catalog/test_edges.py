@@ -10,8 +10,9 @@ import pytest
 
 from clusterscout.catalog.checks import check_ids, check_references
 from clusterscout.catalog.filters import OfferFilter
-from clusterscout.catalog.load import _loc_to_path, _rel, load_catalog
+from clusterscout.catalog.load import load_catalog
 from clusterscout.catalog.problems import Problem, Severity
+from clusterscout.catalog.reading import _loc_to_path, _rel
 from clusterscout.catalog.records import provider_record
 from clusterscout.domain.models import (
     CatalogData,

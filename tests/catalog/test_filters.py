@@ -28,6 +28,7 @@ from clusterscout.domain.models import (
     PriceTier,
     ProvisioningMode,
 )
+from clusterscout.domain.regions import RegionScope
 from clusterscout.store.queries import list_offers
 
 
@@ -102,9 +103,8 @@ def test_specific_filters(catalog: CatalogData) -> None:
         "alpha-a100-ib",
     }
     assert _ids(catalog, OfferFilter(min_nodes=100)) == {"alpha-h100-ib", "beta-mi300x-roce"}
-    assert _ids(catalog, OfferFilter(region="central")) == {
+    assert _ids(catalog, OfferFilter(region=catalog.regions.resolve("central"))) == {
         "beta-mi300x-roce",
-        "beta-h100-eth",
         "beta-h100-pool",
     }
     assert _ids(catalog, OfferFilter(orchestration=(OrchestrationKind.SLURM,))) == {
@@ -131,7 +131,12 @@ STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     ),
     "max_price": st.none() | st.floats(min_value=0, max_value=5),
     "min_nodes": st.none() | st.integers(min_value=0, max_value=300),
-    "region": st.none() | st.sampled_from(["us", "eu", "central", "%", "_"]),
+    # Scopes as the parser resolves them: any set of place keys, some of them in no offer.
+    "region": st.none()
+    | st.sets(
+        st.sampled_from(["US", "DE", "BR", "JP", "150", "019", "005", "r:us-east", "r:eu-west"]),
+        min_size=1,
+    ).map(lambda places: RegionScope("x", frozenset(places))),
     "provider": st.lists(st.sampled_from(["alpha", "beta", "gamma"]), max_size=2).map(
         lambda xs: tuple(dict.fromkeys(xs))
     ),
@@ -181,3 +186,50 @@ def test_sql_query_and_pure_predicate_agree(
         page = list_offers(conn, f)
     assert {r["id"] for r in page.records} == _ids(catalog, f)
     assert page.count == len(page.records)
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        # beta's h100-eth is in sa-east-1 (Brazil); a city, a country name in Portuguese, a
+        # cloud prefix and the continent all find it.
+        ("sao paulo", {"beta-h100-eth"}),
+        ("São Paulo", {"beta-h100-eth"}),
+        ("Brasil", {"beta-h100-eth"}),
+        ("sa-east", {"beta-h100-eth"}),
+        ("BR", {"beta-h100-eth"}),
+        ("latin-america", {"beta-h100-eth"}),
+        # The Americas hold alpha (us-east) and the Brazilian offer.
+        ("americas", {"alpha-h100-ib", "alpha-a100-ib", "beta-h100-eth"}),
+        # Europe: beta's German offers and alpha's "eu-west", which names only Europe.
+        (
+            "Europa",
+            {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce", "beta-h100-pool"},
+        ),
+        # A country is not matched by a region that names only its continent.
+        ("deutschland", {"beta-mi300x-roce", "beta-h100-pool"}),
+        ("frankfurt", {"beta-mi300x-roce", "beta-h100-pool"}),
+        # Part of a region name still works (DESIGN.md: substring).
+        ("eu-cen", {"beta-mi300x-roce", "beta-h100-pool"}),
+        ("asia", set()),
+    ],
+)
+def test_region_names_resolve_to_places(
+    catalog: CatalogData, typed: str, expected: set[str]
+) -> None:
+    scope = catalog.regions.resolve(typed)
+    assert scope is not None
+    assert _ids(catalog, OfferFilter(region=scope)) == expected
+
+
+def test_unknown_region_resolves_to_nothing(catalog: CatalogData) -> None:
+    assert catalog.regions.resolve("atlantis") is None
+    assert catalog.regions.resolve("  ") is None
+
+
+def test_region_unknowns_are_offers_without_any_region(catalog: CatalogData) -> None:
+    scope = catalog.regions.resolve("JP")
+    assert scope is not None
+    assert _ids(catalog, OfferFilter(region=scope)) == set()
+    loose = _ids(catalog, OfferFilter(region=scope, include_unknown=(Unknowable.REGION,)))
+    assert loose == {o.id for o in catalog.offers if not o.places}

@@ -44,11 +44,67 @@ def test_regions_may_name_their_country(catalog_copy: Path) -> None:
         'regions = [{ name = "us-east", country = "US" }, "eu-west",'
         ' { name = "us-west", country = "US" }, { name = "fi-1", country = "FI" }]',
     )
+    _add_regions(catalog_copy, 'FI = { name = "Finland", area = "150" }', "[regions]")
+    _add_regions(catalog_copy, '"us-west" = { country = "US" }\n"fi-1" = { country = "FI" }', None)
     catalog, errors = _load(catalog_copy)
     assert errors == []
     alpha = _alpha(catalog)
     assert alpha.regions == ("us-east", "eu-west", "us-west", "fi-1")
     assert alpha.countries == ("US", "FI")
+
+
+def _add_regions(data_dir: Path, lines: str, before: str | None) -> None:
+    """Add lines to regions.toml: before the line ``before``, else at the end."""
+    path = data_dir / "regions.toml"
+    text = path.read_text()
+    path.write_text(text.replace(before, f"{lines}\n\n{before}") if before else f"{text}{lines}\n")
+
+
+def test_a_region_missing_from_regions_toml_is_an_error_naming_file_and_key(
+    catalog_copy: Path,
+) -> None:
+    _edit(
+        catalog_copy / "providers" / "alpha.toml",
+        'regions = ["us-east", "eu-west"]',
+        'regions = ["us-east", "eu-west", "mars-1"]',
+    )
+    _, errors = _load(catalog_copy)
+    assert any(
+        e.startswith("data/providers/alpha.toml: location.regions[2]:") and "'mars-1'" in e
+        for e in errors
+    ), errors
+
+
+def test_a_region_in_another_country_than_regions_toml_says_is_an_error(
+    catalog_copy: Path,
+) -> None:
+    _edit(
+        catalog_copy / "providers" / "beta.toml",
+        '{ name = "sa-east-1", country = "BR" }',
+        '{ name = "sa-east-1", country = "US" }',
+    )
+    _, errors = _load(catalog_copy)
+    assert any(
+        "beta.toml: offers[h100-eth].regions[0].country:" in e and "BR" in e for e in errors
+    ), errors
+
+
+def test_regions_toml_names_must_resolve_and_mean_one_thing(catalog_copy: Path) -> None:
+    _add_regions(catalog_copy, 'XX = { name = "Germany", area = "999" }', "[regions]")
+    _, errors = _load(catalog_copy)
+    assert any("countries.XX.area: unknown area '999'" in e for e in errors), errors
+    assert any("countries.XX" in e and "'Germany' also names countries.DE" in e for e in errors)
+
+
+def test_offers_get_countries_and_places_from_regions_toml(catalog_copy: Path) -> None:
+    catalog, errors = _load(catalog_copy)
+    assert errors == []
+    alpha = _alpha(catalog)
+    # "us-east" is a bare name: its country comes from regions.toml.
+    assert alpha.countries == ("US",)
+    h100 = next(o for o in alpha.offers if o.local_id == "h100-ib")
+    # Its region, country and the M49 areas above; "eu-west" names only Europe.
+    assert set(h100.places) == {"r:us-east", "US", "021", "019", "r:eu-west", "150"}
 
 
 def test_a_country_must_be_an_iso_code(catalog_copy: Path) -> None:

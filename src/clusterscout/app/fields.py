@@ -57,6 +57,9 @@ class Kind(StrEnum):
     """A GPU model: canonical name or alias, resolved against the catalog."""
     PROVIDER = "provider"
     """A provider slug that exists in the catalog."""
+    REGION = "region"
+    """A continent or sub-region, a country (code or name) or a provider region or alias
+    (data/regions.toml), else a substring of a region name; anything else is refused."""
     PRESET = "preset"
     """A model preset name (the planner checks it)."""
 
@@ -492,13 +495,17 @@ FIELDS: Final[tuple[Field, ...]] = (
     ),
     Field(
         "region",
-        Kind.TEXT,
-        N_("Region substring, case-insensitive."),
+        Kind.REGION,
+        N_(
+            "Where the offer is: a continent or sub-region (europe, latin-america), a country "
+            "code or name (BR, brazil), a provider region or a city (us-east-3, frankfurt, "
+            "sao paulo), else part of a region name. Case and accents are ignored; an unknown "
+            "value is refused."
+        ),
         N_("Region"),
         _BOTH,
-        # SQLite refuses LIKE patterns over 50,000 bytes; no region name comes near 200.
         maximum=200,
-        facet=Facet(Widget.TEXT, placeholder=N_("e.g. us-east")),
+        facet=Facet(Widget.SELECT, empty=N_("anywhere")),
     ),
     Field(
         "clustermax",

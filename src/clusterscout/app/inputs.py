@@ -24,10 +24,13 @@ from clusterscout.app.fields import (
 )
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.domain.errors import InputError
+from clusterscout.domain.regions import RegionIndex, RegionScope
 from clusterscout.model.planner.request import PlanRequest
 
 GpuResolver = Callable[[str], str | None]
 """Maps a GPU name or alias to its canonical name, or None when unknown."""
+RegionResolver = Callable[[str], RegionScope | None]
+"""Maps what someone typed for ``region`` to the places it covers, or None when unknown."""
 
 _TRUE: Final = frozenset({"true", "yes", "1", "on"})
 _FALSE: Final = frozenset({"false", "no", "0", "off"})
@@ -116,6 +119,23 @@ def _repeated(
     return tuple(out)
 
 
+def _region(field: Field, raw: str, index: RegionIndex) -> RegionScope:
+    if field.maximum is not None and len(raw) > field.maximum:
+        raise InputError(field.name, f"must be at most {field.maximum:.0f} characters")
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in raw):
+        # Normalizing would drop them silently: "us\x00" would read as "us".
+        raise InputError(field.name, "must not contain control characters")
+    scope = index.resolve(raw)
+    if scope is None:
+        examples = ", ".join(index.examples())
+        raise InputError(
+            field.name,
+            f"unknown region {raw!r}: give a continent, a country code or name, or a region "
+            f"or city, e.g. {examples}",
+        )
+    return scope
+
+
 def _one(field: Field, raw: str) -> Any:
     if field.kind is Kind.BOOL:
         return parse_bool(field.name, raw)
@@ -154,6 +174,7 @@ def parse_offer_filter(
     params: Mapping[str, Sequence[str]],
     resolve_gpu: GpuResolver,
     known_providers: Callable[[str], bool] | None = None,
+    regions: RegionIndex | None = None,
 ) -> OfferFilter:
     """Build an OfferFilter from repeated text values keyed by filter name.
 
@@ -163,6 +184,7 @@ def parse_offer_filter(
             repeatable filters may also be comma-separated.
         resolve_gpu: maps an alias to the canonical GPU name, or None when unknown.
         known_providers: optional check that a provider slug exists.
+        regions: the areas, countries and regions ``region`` names (empty when None).
 
     Raises:
         InputError: naming the filter and the allowed values.
@@ -183,7 +205,12 @@ def parse_offer_filter(
             values[field.name] = _repeated(field, items, resolve_gpu, known_providers)
         else:
             raw = _single(field.name, raws)
-            values[field.name] = None if raw is None or raw == "" else _one(field, raw)
+            if raw is None or raw == "":
+                values[field.name] = None
+            elif field.kind is Kind.REGION:
+                values[field.name] = _region(field, raw, regions or RegionIndex())
+            else:
+                values[field.name] = _one(field, raw)
     return OfferFilter(**values)
 
 

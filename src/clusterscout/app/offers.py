@@ -13,6 +13,7 @@ from clusterscout.catalog.filters import OfferFilter, SortKey, parse_sort
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec, MultiNode
+from clusterscout.domain.regions import RegionIndex
 from clusterscout.store import queries
 from clusterscout.store.prices import with_freshness
 from clusterscout.store.queries import Page
@@ -30,6 +31,8 @@ __all__ = [
     "parse_offer_query",
     "provider",
     "rating_editions",
+    "region_counts",
+    "region_index",
     "value_counts",
 ]
 
@@ -60,7 +63,10 @@ def parse_offer_query(
     sort_values = params.pop("sort", [])
     sort = parse_sort(sort_values[-1] if sort_values else None)
     known = queries.provider_slugs(conn)
-    return parse_offer_filter(params, gpu_index(conn).canonical, known.__contains__), sort
+    f = parse_offer_filter(
+        params, gpu_index(conn).canonical, known.__contains__, queries.region_index(conn)
+    )
+    return f, sort
 
 
 def find_offers(
@@ -72,6 +78,16 @@ def find_offers(
     """Parse, then run the one offer query."""
     f, sort = parse_offer_query(conn, params)
     return f, sort, queries.list_offers(conn, f, sort, limit, offset)
+
+
+def region_index(conn: Connection) -> RegionIndex:
+    """Areas, countries and provider regions stored with the build."""
+    return queries.region_index(conn)
+
+
+def region_counts(conn: Connection, f: OfferFilter) -> dict[str, int]:
+    """Offers per place key (area code, country code, ``r:`` region) under ``f``."""
+    return queries.region_counts(conn, f)
 
 
 def count_offers(conn: Connection, f: OfferFilter) -> int:

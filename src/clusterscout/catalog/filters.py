@@ -17,6 +17,7 @@ from clusterscout.domain.models import (
     ProvisioningMode,
     RatingTier,
 )
+from clusterscout.domain.regions import RegionScope
 
 HEADLINE_TIERS: Final = (PriceTier.ON_DEMAND, PriceTier.RESERVED, PriceTier.CAPACITY_BLOCK)
 """Uninterruptible tiers, in the order the headline price takes them."""
@@ -82,6 +83,8 @@ class OfferFilter:
     One attribute per offer filter of ``app.fields``, in its order (a test holds them equal).
 
     Repeated values of one filter are alternatives (gpu=A or gpu=B); different filters all hold.
+    ``region`` is resolved once (``RegionIndex.resolve``) to the places it covers; an offer
+    matches when one of its places is among them.
     ``price_tier`` keeps offers priced in that tier and makes that tier's lowest price the one
     ``max_price`` and the price sort use (by default, the headline price: see ``offer_price``).
     """
@@ -96,7 +99,7 @@ class OfferFilter:
     price_tier: PriceTier | None = None
     max_price: float | None = None
     min_nodes: int | None = None
-    region: str | None = None
+    region: RegionScope | None = None
     clustermax: tuple[ClusterMaxChoice, ...] = ()
     provider: tuple[str, ...] = ()
     include_unknown: tuple[Unknowable, ...] = ()
@@ -171,7 +174,6 @@ def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
     filter is named in ``include_unknown``; then an unknown fact passes it too.
     """
     price = offer_price(offer, f.price_tier)
-    regions = searchable_regions(offer, provider)
     orch, prov = offer.orchestration, offer.provisioning
     orch_facts = {
         OrchestrationKind.SLURM: orch.managed_slurm,
@@ -209,7 +211,9 @@ def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
         f.min_nodes is None
         or (offer.reach_nodes is None and u(Unknowable.MIN_NODES))
         or (offer.reach_nodes is not None and offer.reach_nodes >= f.min_nodes),
-        f.region is None or f.region in regions or (not regions and u(Unknowable.REGION)),
+        f.region is None
+        or not f.region.places.isdisjoint(offer.places)
+        or (not (offer.regions or provider.regions) and u(Unknowable.REGION)),
         not f.clustermax or clustermax_choice(provider) in f.clustermax,
         not f.provider or offer.provider in f.provider,
     )

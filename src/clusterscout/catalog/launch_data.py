@@ -14,8 +14,9 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, model_validator
 
-from clusterscout.catalog.load import _read_toml, _rel, _Resolver, _sources_by_id, _validate
+from clusterscout.catalog.load import _Resolver, _sources_by_id
 from clusterscout.catalog.problems import Problem, Severity
+from clusterscout.catalog.reading import _read_toml, _rel, _validate
 from clusterscout.catalog.schema import Lax, ShortText, Slug, SourceIds, SourceIn, Text, _Strict
 from clusterscout.domain.launch import (
     Command,

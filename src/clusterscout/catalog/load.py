@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from clusterscout.catalog.problems import Problem, Severity, has_errors
+from clusterscout.catalog.reading import _read_toml, _rel, _validate
+from clusterscout.catalog.regions import load_regions, place_provider
 from clusterscout.catalog.schema import (
     OFFER_FACT_FIELDS,
     BillingIn,
@@ -44,8 +43,7 @@ from clusterscout.domain.models import (
     Storage,
     Topology,
 )
-
-M = TypeVar("M", bound=BaseModel)
+from clusterscout.domain.regions import RegionIndex
 
 
 @dataclass(slots=True)
@@ -59,65 +57,6 @@ class LoadResult:
     def ok(self) -> bool:
         """True when there is a catalog and no error."""
         return self.catalog is not None and not has_errors(self.problems)
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root.parent))
-    except ValueError:
-        return str(path)
-
-
-def _read_toml(path: Path, label: str, problems: list[Problem]) -> dict[str, Any] | None:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        problems.append(Problem(label, "", f"malformed TOML: {exc}"))
-    except OSError as exc:
-        problems.append(Problem(label, "", f"cannot read file: {exc.strerror}"))
-    return None
-
-
-def _loc_to_path(loc: Sequence[int | str], raw: Any) -> str:
-    """Turn a pydantic location into ``offers[h100-ib].prices[0].tier``.
-
-    List items are named by their ``id`` when they have one, so paths survive reordering.
-    """
-    parts: list[str] = []
-    node = raw
-    for item in loc:
-        if isinstance(item, int):
-            label = str(item)
-            if isinstance(node, list) and 0 <= item < len(node):
-                node = node[item]
-                if isinstance(node, Mapping) and isinstance(node.get("id"), str):
-                    label = node["id"]
-            else:
-                node = None
-            if parts:
-                parts[-1] += f"[{label}]"
-            else:
-                parts.append(f"[{label}]")
-        else:
-            node = node.get(item) if isinstance(node, Mapping) else None
-            parts.append(item)
-    return ".".join(parts)
-
-
-def _validate(model: type[M], raw: dict[str, Any], label: str, problems: list[Problem]) -> M | None:
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        for err in exc.errors():
-            loc = [x for x in err["loc"] if not (isinstance(x, str) and x.startswith("function-"))]
-            message = err["msg"]
-            if err["type"] == "extra_forbidden":
-                message = "unknown key"
-            elif err["type"] == "missing":
-                message = "required key is missing"
-            problems.append(Problem(label, _loc_to_path(loc, raw), message))
-        return None
 
 
 def _sources_by_id(
@@ -401,8 +340,23 @@ def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
     )
 
 
-def load_provider_file(path: Path, root: Path, problems: list[Problem]) -> Provider | None:
-    """Parse and convert one provider file; problems are appended, None if unusable."""
+def _stated_countries(p: ProviderIn) -> dict[str, str]:
+    """Region name -> the country the provider file gives it (``{ name, country }`` entries)."""
+    entries = [
+        *(p.location.regions if p.location else ()),
+        *(r for o in p.offers for r in o.regions),
+    ]
+    return {e.name: e.country for e in entries if isinstance(e, RegionIn)}
+
+
+def load_provider_file(
+    path: Path, root: Path, problems: list[Problem], regions: RegionIndex | None = None
+) -> Provider | None:
+    """Parse and convert one provider file; problems are appended, None if unusable.
+
+    With ``regions`` (data/regions.toml), every region name must be listed there; offers get
+    their countries and places from it.
+    """
     label = _rel(path, root)
     raw = _read_toml(path, label, problems)
     if raw is None:
@@ -414,7 +368,11 @@ def load_provider_file(path: Path, root: Path, problems: list[Problem]) -> Provi
         problems.append(
             Problem(label, "slug", f"slug {parsed.slug!r} does not match the file name")
         )
-    return _provider(parsed, label, problems)
+    provider = _provider(parsed, label, problems)
+    if regions is None:
+        return provider
+
+    return place_provider(provider, _stated_countries(parsed), regions, label, problems)
 
 
 def load_gpus(data_dir: Path, problems: list[Problem] | None = None) -> tuple[GpuSpec, ...]:
@@ -563,7 +521,10 @@ def load_catalog(data_dir: Path) -> LoadResult:
     files = sorted(providers_dir.glob("*.toml")) if providers_dir.is_dir() else []
     if not files:
         problems.append(Problem(_rel(providers_dir, data_dir), "", "no provider files found"))
-    providers = [p for f in files if (p := load_provider_file(f, data_dir, problems)) is not None]
+    regions = load_regions(data_dir, problems)
+    providers = [
+        p for f in files if (p := load_provider_file(f, data_dir, problems, regions)) is not None
+    ]
     # Ratings may name any provider that has a file, even one that failed to load: the file's
     # own problems say what is wrong there, an "unknown provider" would only add noise.
     ratings = load_ratings(data_dir, {f.stem for f in files}, problems)
@@ -571,6 +532,6 @@ def load_catalog(data_dir: Path) -> LoadResult:
     providers = [
         replace(p, ratings=ratings.get(p.slug, ()), rating_editions=editions) for p in providers
     ]
-    catalog = CatalogData(providers=tuple(providers), gpus=gpus, fabrics=fabrics)
+    catalog = CatalogData(providers=tuple(providers), gpus=gpus, fabrics=fabrics, regions=regions)
     problems.extend(run_checks(catalog, data_dir))
     return LoadResult(catalog, sorted(set(problems), key=lambda p: (p.file, p.path, p.message)))

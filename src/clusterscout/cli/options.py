@@ -122,6 +122,7 @@ _METAVARS = {
     Kind.TEXT: "TEXT",
     Kind.GPU: "GPU",
     Kind.PROVIDER: "SLUG",
+    Kind.REGION: "PLACE",
 }
 
 

@@ -8,6 +8,8 @@ from datetime import date
 from enum import StrEnum
 from typing import Self
 
+from clusterscout.domain.regions import RegionIndex
+
 
 class _ParseableEnum(StrEnum):
     @classmethod
@@ -284,6 +286,9 @@ class Offer:
     max_nodes_by_quote: int | None = None
     regions: tuple[str, ...] = ()
     countries: tuple[str, ...] = ()
+    places: tuple[str, ...] = ()
+    """Where the offer is: its regions (else its provider's), their countries and M49 areas
+    (``domain.regions``); empty when no region is known."""
     note: str | None = None
     topology: Topology = field(default_factory=Topology)
     orchestration: Orchestration = field(default_factory=Orchestration)
@@ -401,6 +406,7 @@ class CatalogData:
     providers: tuple[Provider, ...]
     gpus: tuple[GpuSpec, ...]
     fabrics: tuple[FabricSpec, ...]
+    regions: RegionIndex = field(default_factory=RegionIndex)
 
     @property
     def offers(self) -> tuple[Offer, ...]:

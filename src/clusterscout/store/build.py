@@ -26,6 +26,7 @@ from clusterscout.store.prices import (
 from clusterscout.store.tables import (
     catalog_translations,
     meta,
+    offer_places,
     offers,
     price_observations,
     providers,
@@ -170,12 +171,14 @@ def build_database(
         for p in catalog.providers
     ]
     offer_ids = [o.id for o in catalog.offers]
+    place_rows = [{"offer_id": o.id, "place": p} for o in catalog.offers for p in o.places]
     translation_rows = [
         {"lang": lang, "source": source, "text": text}
         for lang, table in sorted((translations or {}).items())
         for source, text in sorted(table.items())
     ]
     with engine.begin() as conn:
+        conn.execute(delete(offer_places))
         conn.execute(delete(offers))
         conn.execute(delete(providers))
         conn.execute(delete(price_observations).where(price_observations.c.feed == CATALOG_FEED))
@@ -186,6 +189,8 @@ def build_database(
             conn.execute(insert(providers), provider_rows)
         if offer_rows:
             conn.execute(insert(offers), offer_rows)
+        if place_rows:
+            conn.execute(insert(offer_places), place_rows)
         conn.execute(delete(catalog_translations))
         if translation_rows:
             conn.execute(insert(catalog_translations), translation_rows)
@@ -200,6 +205,8 @@ def build_database(
                 {"key": "gpus_json", "value": _gpus_json(catalog)},
                 # Which rating editions exist: a provider absent from one was not rated in it.
                 {"key": RATING_EDITIONS_KEY, "value": json.dumps(_editions(catalog))},
+                # The region filter resolves names on every request without reading data/.
+                {"key": "regions_json", "value": json.dumps(catalog.regions.to_json())},
                 # Stored with the build so every replica plans with the same constants.
                 *(
                     [{"key": "calibration_toml", "value": calibration_toml}]

@@ -19,7 +19,8 @@ from clusterscout.domain.models import (
     OrchestrationKind,
     ProvisioningMode,
 )
-from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offers, providers
+from clusterscout.domain.regions import RegionIndex
+from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offer_places, offers, providers
 
 _ORCHESTRATION_COLUMNS = {
     OrchestrationKind.SLURM: offers.c.managed_slurm,
@@ -100,10 +101,12 @@ def offer_conditions(f: OfferFilter) -> list[ColumnElement[bool]]:
         add(price <= f.max_price, Unknowable.MAX_PRICE, price)
     if f.min_nodes is not None:
         add(c.reach_nodes >= f.min_nodes, Unknowable.MIN_NODES, c.reach_nodes)
-    if f.region:
-        # LIKE needs its wildcards escaped so a user's "%" or "_" is matched literally.
-        escaped = f.region.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        cond = c.regions_text.like(f"%{escaped}%", escape="\\")
+    if f.region is not None:
+        places = select(offer_places.c.offer_id).where(
+            offer_places.c.place.in_(sorted(f.region.places))
+        )
+        cond = c.id.in_(places)
+        # regions_text is empty exactly when neither the offer nor its provider names a region.
         conds.append(or_(cond, c.regions_text == "") if u(Unknowable.REGION) else cond)
     if f.clustermax:
         conds.append(c.clustermax_tier.in_([x.value for x in f.clustermax]))
@@ -276,6 +279,28 @@ def _gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:
 def gpu_index(conn: Connection) -> GpuIndex:
     """The GPU index over the stored reference data and every GPU that has an offer."""
     return per_version(conn, "gpu_index", lambda: GpuIndex.of(gpu_specs(conn), gpu_names(conn)))
+
+
+def region_index(conn: Connection) -> RegionIndex:
+    """Areas, countries and provider regions stored with the build (data/regions.toml)."""
+    return per_version(conn, "region_index", lambda: _region_index(conn))
+
+
+def _region_index(conn: Connection) -> RegionIndex:
+    raw = meta_value(conn, "regions_json")
+    return RegionIndex.from_json(json.loads(raw)) if raw else RegionIndex()
+
+
+def region_counts(conn: Connection, f: OfferFilter) -> dict[str, int]:
+    """Offers per place key under ``f`` (the region select's counts)."""
+    where = and_(true(), *offer_conditions(f))
+    rows = conn.execute(
+        select(offer_places.c.place, func.count())
+        .select_from(offer_places.join(offers, offers.c.id == offer_places.c.offer_id))
+        .where(where)
+        .group_by(offer_places.c.place)
+    ).all()
+    return {str(p): int(n) for p, n in rows}
 
 
 def count_offers(conn: Connection, f: OfferFilter) -> int:

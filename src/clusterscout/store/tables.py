@@ -81,6 +81,16 @@ offers = Table(
     Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
 )
 
+# Where each offer is (migration 0007): one row per place key of ``Offer.places`` (region,
+# country, M49 areas), so the region filter is one indexed IN over places.
+offer_places = Table(
+    "offer_places",
+    metadata,
+    Column("offer_id", String(170), ForeignKey("offers.id"), nullable=False, index=True),
+    Column("place", String(120), nullable=False),
+    Index("ix_offer_places_place", "place", "offer_id"),
+)
+
 # The catalog's free text in each translated language, keyed by language and the English text
 # (ADR 0011); written by every build from data/locale, so serving never reads data/.
 catalog_translations = Table(

@@ -56,7 +56,7 @@ def _query_schema(field: Field) -> dict[str, Any]:
         item = tolerant(list(field.values), lists=field.repeatable)
     else:
         item = {"type": "string"}
-        if field.kind is Kind.TEXT and field.maximum is not None:
+        if field.kind in {Kind.TEXT, Kind.REGION} and field.maximum is not None:
             item["maxLength"] = int(field.maximum)
     return {"type": "array", "items": item} if field.repeatable else item
 

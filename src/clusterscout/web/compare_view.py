@@ -9,7 +9,14 @@ from typing import Any, Final
 
 from clusterscout.app.quotes import HOURS_PER_MONTH, ProviderQuote, WhyNot
 from clusterscout.catalog.rates import ExchangeRates
-from clusterscout.web.cells import ACCESS_LABELS, Cell, fact, refs_for, unknown
+from clusterscout.web.cells import (
+    ACCESS_LABELS,
+    Cell,
+    country_names,
+    fact,
+    refs_for,
+    unknown,
+)
 from clusterscout.web.i18n import N_, Formatter
 from clusterscout.web.scorecard import CompareRow, CompareSection
 
@@ -81,8 +88,27 @@ def _access(fmt: Formatter, p: Record) -> tuple[Cell, Cell]:
     return fact(fmt, fmt.gettext(ACCESS_LABELS[access]), refs), fact(fmt, sales, refs)
 
 
+def _regions(fmt: Formatter, p: Record) -> Cell:
+    """Countries of the provider's and its offers' regions, in the reader's language."""
+    offers = p.get("offers") or []
+    codes = list(
+        dict.fromkeys(
+            [*(p.get("countries") or ()), *(c for o in offers for c in o.get("countries") or ())]
+        )
+    )
+    refs = [*refs_for(p, "regions"), *(r for o in offers for r in refs_for(o, "regions"))]
+    if not codes:
+        names = list(
+            dict.fromkeys(
+                [*(p.get("regions") or ()), *(n for o in offers for n in o.get("regions") or ())]
+            )
+        )
+        return fact(fmt, ", ".join(names) or None, refs, lang="en")
+    return fact(fmt, ", ".join(country_names(fmt, codes)), refs)
+
+
 def price_section(fmt: Formatter, providers: Sequence[Record]) -> CompareSection:
-    """The first block: on-demand and reserved prices, capacity, commitment and how fast."""
+    """The first block: prices, capacity, commitment, how fast, and where (regions)."""
     _ = fmt.gettext
     rows: list[tuple[str, list[Cell]]] = [
         (_("On-demand price, per GPU-hour"), []),
@@ -92,6 +118,7 @@ def price_section(fmt: Formatter, providers: Sequence[Record]) -> CompareSection
         (_("Minimum commitment"), []),
         (_("How fast"), []),
         (_("Sales only"), []),
+        (_("Regions"), []),
     ]
     for p in providers:
         offers = p.get("offers") or []
@@ -104,6 +131,7 @@ def price_section(fmt: Formatter, providers: Sequence[Record]) -> CompareSection
             _minimum(fmt, p),
             access,
             sales,
+            _regions(fmt, p),
         ]
         for (_label, column), c in zip(rows, cells, strict=True):
             column.append(c)

@@ -57,6 +57,8 @@ class Group:
     step: str = "any"
     placeholder: str = ""
     hint: str = ""
+    optgroups: tuple[tuple[str, tuple[Option, ...]], ...] = ()
+    """Grouped choices of a select (the region select: continent, then its countries)."""
 
 
 def _opt(name: str, value: str, label: str, count: int | None, checked: bool) -> Option:
@@ -107,6 +109,40 @@ def _counts(
     return {v: out.get(v, 0) for v in values}
 
 
+def _region_group(conn: Connection, fmt: Formatter, f: OfferFilter, field: Field) -> Group:
+    """Continents with offers, each with "all of it" and its countries, with offer counts."""
+    _ = fmt.gettext
+    index = offers.region_index(conn)
+    counts = offers.region_counts(conn, _with(f, field.name, None))
+    current = _text(f.region)
+    names = fmt.locale.territories
+
+    def opt(value: str, label: str, count: int) -> Option:
+        text = f"{label} ({fmt.number(count)})"
+        return _opt(field.name, value, text, count, value == current)
+
+    groups: list[tuple[str, tuple[Option, ...]]] = []
+    seen = {""}
+    for code, area in index.areas.items():
+        if area.parent is not None or not counts.get(code):
+            continue
+        title = str(names.get(code, area.name))
+        members = [opt(area.slug, _("all of %(area)s") % {"area": title}, counts[code])]
+        countries = [
+            (str(names.get(c, c)), c)
+            for c in index.countries
+            if counts.get(c) and index.continent_of(c) == code
+        ]
+        members += [opt(c, label, counts[c]) for label, c in sorted(countries)]
+        seen.update(o.value for o in members)
+        groups.append((title, tuple(members)))
+    first = [_opt(field.name, "", _(field.facet.empty if field.facet else ""), None, not current)]
+    if current not in seen:
+        # A value typed in the URL or the API (a city, part of a region name) stays selected.
+        first.append(_opt(field.name, current, current, None, True))
+    return Group(field.name, _(field.label), "select", tuple(first), optgroups=tuple(groups))
+
+
 def _group(
     conn: Connection,
     fmt: Formatter,
@@ -131,6 +167,8 @@ def _group(
         count = offers.count_offers(conn, _with(f, name, True))
         option = _opt(name, "true", _(facet.option_label), count, value is True)
         return Group(name, label, "checkbox", (option,), hint=hint)
+    if field.kind is Kind.REGION:
+        return _region_group(conn, fmt, f, field)
     if facet.widget is Widget.SELECT:
         # Select options carry no count: a <select> cannot show one (checkbox groups do), so
         # counting would cost a query per option on every page for nothing.

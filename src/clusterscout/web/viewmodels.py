@@ -15,7 +15,6 @@ from clusterscout.web.cells import (
     TIER_LABELS,
     Cell,
     bool_fact,
-    country_names,
     fabric_label,
     fact,
     latest_check,
@@ -167,15 +166,27 @@ def price_cell(
 
 
 def region_cell(fmt: Formatter, r: Record, provider: Record | None) -> Cell:
-    """Countries of the offer's regions, else of its provider's, else its region names."""
+    """Country codes of the offer's regions, else of its provider's, else its region names.
+
+    Compact for the table: up to four ISO codes ("US, DE"), else the number of countries.
+    """
     for rec in (r, provider or {}):
-        if rec.get("countries"):
-            names = country_names(fmt, rec["countries"])
-            return fact(fmt, ", ".join(names), refs_for(rec, "regions"))
+        codes = [str(c) for c in rec.get("countries") or ()]
+        if codes:
+            text = ", ".join(codes)
+            if len(codes) > MAX_REGION_CODES:
+                text = fmt.ngettext("%(num)s country", "%(num)s countries", len(codes)) % {
+                    "num": fmt.number(len(codes))
+                }
+            return fact(fmt, text, refs_for(rec, "regions"), lang="en")
     names = list(r.get("regions") or (provider or {}).get("regions") or ())
     if names:
         return fact(fmt, ", ".join(names), refs_for(r, "regions"), lang="en")
     return unknown(fmt)
+
+
+MAX_REGION_CODES: Final = 4
+"""More countries than this show as a count, so the region column stays narrow."""
 
 
 def access_cell(fmt: Formatter, r: Record) -> Cell:
