@@ -55,6 +55,8 @@ class ProviderQuote:
     why_not: WhyNot | None
     largest_gpus: int | None
     """The largest cluster, in GPUs, when it is too small."""
+    options: tuple[Option, ...] = ()
+    """Every way to buy the run, cheapest first (``best`` is the first)."""
 
 
 def parse_request(gpus: str | None, months: str | None) -> tuple[int, float]:
@@ -162,11 +164,16 @@ def quote(
                 largest.append(reach * per_node)
                 continue
             options += found
-        best = min(options, key=lambda x: (x.low_usd, x.high_usd), default=None)
+        options.sort(key=lambda x: (x.low_usd, x.high_usd, x.offer_id, x.tier, x.term_days or 0))
+        best = options[0] if options else None
         why = None
         if best is None:
             why = (
                 WhyNot.NO_OFFER if not offers else WhyNot.TOO_SMALL if largest else WhyNot.NO_PRICE
             )
-        out.append(ProviderQuote(p["slug"], p["name"], best, why, max(largest, default=None)))
+        out.append(
+            ProviderQuote(
+                p["slug"], p["name"], best, why, max(largest, default=None), tuple(options)
+            )
+        )
     return out

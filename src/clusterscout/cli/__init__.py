@@ -15,10 +15,10 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from clusterscout.cli import catalog, launch, model, prices, site
+from clusterscout.cli import catalog, launch, model, prices, quote, site
 from clusterscout.cli.output import err
 
-COMMAND_MODULES = (catalog, model, launch, prices, site)
+COMMAND_MODULES = (catalog, model, launch, prices, quote, site)
 
 
 class OneLineErrorGroup(click.Group):

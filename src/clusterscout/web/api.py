@@ -7,13 +7,14 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
-from clusterscout.app import coverage, offers, prices
+from clusterscout.app import coverage, offers, prices, quote_service
 from clusterscout.catalog.exports import OFFER_COLUMNS, offer_row, to_csv
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import MultiNode
 from clusterscout.web import api_docs, params, viewmodels
 from clusterscout.web.api_error import ApiError, FastJSONResponse
 from clusterscout.web.i18n import KNOWN_LOCALES, negotiate
+from clusterscout.web.quote_schemas import QuoteOut
 from clusterscout.web.runtime import reading, reads_local_db, snapshot_of, state_of
 from clusterscout.web.schemas import (
     CoverageOut,
@@ -207,6 +208,36 @@ def offer_prices(request: Request, offer_id: Annotated[str, Path(max_length=200)
         "meta": meta,
     }
     return _localized(request, body, lang)
+
+
+@router.get(
+    "/quote",
+    response_model=QuoteOut,
+    responses=api_docs.BAD_INPUT,
+    openapi_extra={"parameters": api_docs.quote_parameters()},
+    summary="Commitment quote: N GPUs for M months, totalled per provider",
+)
+@reads_local_db
+def get_quote(request: Request) -> Response:
+    """Per provider the total for each published term (on-demand, reserved, capacity block,
+    commitment discounts), the minimum term and prepayment it implies, a range where only
+    "up to X% off" is published, or why there is none; in USD, EUR and BRL."""
+    unknown = sorted(set(request.query_params) - set(quote_service.PARAMS))
+    if unknown:
+        known = ", ".join(quote_service.PARAMS)
+        raise InputError(unknown[0], f"unknown parameter (known: {known})")
+    raw: dict[str, str | None] = {}
+    for name in quote_service.PARAMS:
+        values = request.query_params.getlist(name)
+        if len(values) > 1:
+            raise InputError(name, "may be given only once")
+        raw[name] = values[0] if values else None
+    rates = quote_service.rates_of(state_of(request).settings.data_dir)
+    with reading(request) as conn:
+        asked = quote_service.parse_request(conn, raw, viewmodels.today())
+        body = quote_service.quote(conn, asked, rates)
+    body["meta"] = {**_meta(request), **body["meta"]}
+    return FastJSONResponse(body)
 
 
 def _only_lang(request: Request) -> None:

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from clusterscout.app.fields import OFFER_FILTERS, PLAN_FIELDS, Field, Kind, Use
 from clusterscout.app.inputs import BOOLEAN_WORDS
+from clusterscout.app.quotes import MAX_GPUS, MAX_MONTHS
 from clusterscout.catalog.filters import SortKey
 from clusterscout.domain.languages import LANGUAGES
 from clusterscout.domain.models import MultiNode
@@ -194,6 +195,47 @@ def provider_parameters() -> list[dict[str, Any]]:
             "Only providers with this multi-node status.",
         ),
         lang_parameter(),
+    ]
+
+
+def quote_parameters() -> list[dict[str, Any]]:
+    """``gpus``, ``months``, ``start`` and ``gpu`` of the commitment quote."""
+    return [
+        _param(
+            "gpus",
+            {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_GPUS}, _EMPTY]},
+            "GPUs to rent at once (default 64).",
+        ),
+        _param(
+            "months",
+            {
+                "anyOf": [
+                    {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_MONTHS},
+                    _EMPTY,
+                ]
+            },
+            "How long, in calendar months from start (default 6; a fraction counts 730 "
+            "hours per month).",
+        ),
+        _param(
+            "start",
+            {
+                "anyOf": [
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                    },
+                    _EMPTY,
+                ]
+            },
+            "First day, YYYY-MM-DD between 2000-01-01 and 2100-12-31 (default today).",
+        ),
+        _param(
+            "gpu",
+            {"type": "string", "maxLength": 80},
+            "Only offers of this GPU model (canonical name or alias such as H100).",
+        ),
     ]
 
 

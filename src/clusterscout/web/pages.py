@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Path, Request
 from starlette.responses import RedirectResponse, Response
 
-from clusterscout.app import offers, prices, quotes
+from clusterscout.app import offers, prices, quote_service, quotes
 from clusterscout.app.insights import ReferenceWorkload
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.rates import load_rates
-from clusterscout.domain.errors import InputError
 from clusterscout.web import (
     compare_view,
     content,
@@ -192,7 +190,7 @@ def compare(request: Request, lang: Lang) -> Response:
         pairs.append((reference.PARAM, ref.key))
     asked = {k: request.query_params.get(k, "").strip() for k in QUOTE_PARAMS}
     gpus, months = quotes.parse_request(asked["gpus"] or None, asked["months"] or None)
-    start = _start_date(asked["start"])
+    start = quote_service.parse_start(asked["start"], viewmodels.today())
     pairs += sorted((k, v) for k, v in asked.items() if v)
     query = params.query_string(pairs)
     records: list[dict[str, Any]] = []
@@ -259,16 +257,6 @@ def _compare_sections(
 
 QUOTE_PARAMS: Final = ("gpus", "months", "start", "gpu")
 """The compare page's quote: GPUs, months, start date and GPU model."""
-
-
-def _start_date(raw: str) -> date:
-    """The quote's start (ISO date), today by default."""
-    if not raw:
-        return viewmodels.today()
-    try:
-        return date.fromisoformat(raw)
-    except ValueError:
-        raise InputError("start", f"{raw!r} is not a date (YYYY-MM-DD)") from None
 
 
 def _reference_rows(
