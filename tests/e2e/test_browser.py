@@ -102,6 +102,36 @@ def test_filter_open_provider_and_compare(
     assert not problems.items, problems.items
 
 
+def test_the_region_select_filters_by_continent_and_country(
+    page: tuple[Page, Problems], live_server: str
+) -> None:
+    p, problems = page
+    p.goto(f"{live_server}/pt/multi-node/")
+    rows = p.locator("#results table.offers tbody tr")
+    expect(rows).to_have_count(5)
+    select = p.locator("#f-region")
+    # Grouped by continent, in Portuguese (CLDR names), with a count per choice.
+    expect(select.locator("optgroup[label='Europa'] option[value='DE']")).to_have_text(
+        "Alemanha (2)"
+    )
+    select.select_option("BR")
+    p.wait_for_url(re.compile(r"/pt/multi-node/\?region=BR$"))
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator("td.c-region")).to_contain_text("BR")
+    select.select_option("europe")
+    p.wait_for_url(re.compile(r"/pt/multi-node/\?region=europe$"))
+    expect(rows).to_have_count(4)
+    # A city typed in the URL means its country, which the select then shows.
+    p.goto(f"{live_server}/pt/multi-node/?region=sao+paulo")
+    expect(rows).to_have_count(1)
+    expect(select).to_have_value("BR")
+    # Part of a region name is kept as typed.
+    p.goto(f"{live_server}/pt/multi-node/?region=eu-cen")
+    expect(rows).to_have_count(2)
+    expect(select).to_have_value("eu-cen")
+    assert not problems.items, problems.items
+
+
 def test_filters_work_without_javascript(browser: Browser, live_server: str) -> None:
     context = browser.new_context(java_script_enabled=False)
     p = context.new_page()

@@ -16,6 +16,7 @@ from clusterscout.app import offers
 from clusterscout.app.fields import OFFER_FILTERS, Field, Kind, Widget
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.domain.messages import N_
+from clusterscout.domain.regions import normalize
 from clusterscout.web.cells import VALUE_LABELS
 from clusterscout.web.i18n import Formatter
 
@@ -127,13 +128,15 @@ def _region_group(conn: Connection, fmt: Formatter, f: OfferFilter, field: Field
         if area.parent is not None or not counts.get(code):
             continue
         title = str(names.get(code, area.name))
-        members = [opt(area.slug, _("all of %(area)s") % {"area": title}, counts[code])]
+        members = [opt(area.slug, _("%(area)s: all countries") % {"area": title}, counts[code])]
         countries = [
             (str(names.get(c, c)), c)
             for c in index.countries
             if counts.get(c) and index.continent_of(c) == code
         ]
-        members += [opt(c, label, counts[c]) for label, c in sorted(countries)]
+        # Sorted without accents, so "Índia" sits with the I's.
+        countries.sort(key=lambda pair: normalize(pair[0]))
+        members += [opt(c, label, counts[c]) for label, c in countries]
         seen.update(o.value for o in members)
         groups.append((title, tuple(members)))
     first = [_opt(field.name, "", _(field.facet.empty if field.facet else ""), None, not current)]
