@@ -109,11 +109,14 @@ def _check(parsed: RegionsFileIn, label: str) -> list[Problem]:
 
 
 def load_regions(data_dir: Path, problems: list[Problem]) -> RegionIndex:
-    """Read regions.toml; an empty index when it is missing or invalid (problems say why)."""
+    """Read regions.toml; an empty index when it is missing or invalid (problems say why).
+
+    A catalog whose providers name no region needs no file; otherwise each region it lacks is
+    reported where the provider names it.
+    """
     path = data_dir / REGIONS_FILE
     label = _rel(path, data_dir)
     if not path.is_file():
-        problems.append(Problem(label, "", "regions file is missing"))
         return RegionIndex()
     raw = _read_toml(path, label, problems)
     parsed = _validate(RegionsFileIn, raw, label, problems) if raw is not None else None
