@@ -299,3 +299,33 @@ def test_every_provider_knows_the_editions_and_its_tier_in_the_newest(
 def test_the_rating_filter_offers_every_tier() -> None:
     # A tier missing from the filter's values could never be asked for.
     assert {t.value for t in RatingTier} | {"not_rated"} == {c.value for c in ClusterMaxChoice}
+
+
+def test_every_problem_of_regions_toml_is_reported_with_its_key(catalog_copy: Path) -> None:
+    _add_regions(
+        catalog_copy, '"001" = { name = "World", slug = "world", parent = "000" }', "[countries]"
+    )
+    _add_regions(
+        catalog_copy,
+        '"both" = { country = "US", area = "150" }\n'
+        '"lost" = { country = "ZZ" }\n'
+        '"far" = { area = "999" }\n'
+        '"cited" = { country = "US", sources = ["nowhere"] }\n'
+        '"clash" = { country = "US", aliases = ["Deutschland"] }',
+        None,
+    )
+    result = load_catalog(catalog_copy)
+    errors = "\n".join(str(p) for p in result.problems if p.severity is Severity.ERROR)
+    # One invalid entry makes the file unreadable as a whole: its key is named.
+    assert "regions.both: Value error, give exactly one of country or area" in errors
+    _edit(catalog_copy / "regions.toml", '"both" = { country = "US", area = "150" }\n', "")
+    result = load_catalog(catalog_copy)
+    errors = "\n".join(str(p) for p in result.problems if p.severity is Severity.ERROR)
+    for expected in (
+        "areas.001.parent: unknown area '000'",
+        "regions.\"lost\".country: unknown country 'ZZ'",
+        "regions.\"far\".area: unknown area '999'",
+        "regions.\"cited\".sources: source 'nowhere' is not defined in [[sources]]",
+        "regions.\"clash\".aliases: alias 'Deutschland' already names countries.DE",
+    ):
+        assert expected in errors, errors

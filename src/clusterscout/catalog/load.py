@@ -350,12 +350,12 @@ def _stated_countries(p: ProviderIn) -> dict[str, str]:
 
 
 def load_provider_file(
-    path: Path, root: Path, problems: list[Problem], regions: RegionIndex | None = None
+    path: Path, root: Path, problems: list[Problem], regions: RegionIndex
 ) -> Provider | None:
     """Parse and convert one provider file; problems are appended, None if unusable.
 
-    With ``regions`` (data/regions.toml), every region name must be listed there; offers get
-    their countries and places from it.
+    Every region name must be in ``regions`` (data/regions.toml); offers get their countries
+    and places from it.
     """
     label = _rel(path, root)
     raw = _read_toml(path, label, problems)
@@ -369,9 +369,6 @@ def load_provider_file(
             Problem(label, "slug", f"slug {parsed.slug!r} does not match the file name")
         )
     provider = _provider(parsed, label, problems)
-    if regions is None:
-        return provider
-
     return place_provider(provider, _stated_countries(parsed), regions, label, problems)
 
 

@@ -113,9 +113,6 @@ class RegionIndex:
             out.extend(self.area_chain(region.area))
         return tuple(dict.fromkeys(out))
 
-    def _areas_below(self, code: str) -> set[str]:
-        return {a for a in self.areas if code in self.area_chain(a)}
-
     def names(self) -> dict[str, RegionScope]:
         """Every exact name that resolves, normalized, to its scope.
 
