@@ -16,8 +16,8 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from clusterscout.catalog.load import _read_toml, _rel, _validate
 from clusterscout.catalog.problems import Problem
+from clusterscout.catalog.reading import _read_toml, _rel, _validate
 from clusterscout.catalog.schema import Lax, Slug, _Strict
 from clusterscout.domain.models import CatalogData
 
