@@ -81,7 +81,7 @@ offers = Table(
     Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
 )
 
-# Where each offer is (migration 0007): one row per place key of ``Offer.places`` (region,
+# Where each offer is (migration 0008): one row per place key of ``Offer.places`` (region,
 # country, M49 areas), so the region filter is one indexed IN over places.
 offer_places = Table(
     "offer_places",
