@@ -816,6 +816,11 @@ def main(argv: list[str] | None = None) -> int:
         text = render(fitted, final, figures, used)
         cal = parse_calibration(text)  # the project's loader must accept what we write
         final = check(points, gpus, cal)
+    # The serving roofline's [inference] table is fitted by scripts/calibrate_inference.py;
+    # keep it when this script rewrites the training constants.
+    old = (DATA / "calibration.toml").read_text(encoding="utf-8")
+    if "\n[inference]" in old:
+        text = text.rstrip("\n") + "\n\n[inference]" + old.split("\n[inference]", 1)[1]
     (DATA / "calibration.toml").write_text(text, encoding="utf-8")
     tested = test_results(items, load_calibration(DATA))
     print_rows(final.results)

@@ -17,6 +17,7 @@ from clusterscout.model.calibration import (
     Calibration,
     ErrorFigures,
     FabricCalibration,
+    InferenceCalibration,
     IntraNodeCalibration,
     StackCalibration,
     TrainingCalibration,
@@ -101,6 +102,22 @@ class _Check(_Fraction):
     figures: dict[str, _Figures] = Field(default_factory=dict)
 
 
+class _Inference(_Fraction):
+    bandwidth_efficiency: float = Field(gt=0, le=1)
+    compute_efficiency: float = Field(gt=0, le=1)
+    figures: dict[str, _Figures] = Field(default_factory=dict)
+
+
+def _error_figures(f: _Figures) -> ErrorFigures:
+    return ErrorFigures(
+        f.points,
+        f.median_abs_error_pct,
+        f.p90_abs_error_pct,
+        f.optimistic_share,
+        f.median_signed_error_pct,
+    )
+
+
 class _File(_Strict):
     schema_version: int = Field(ge=2, le=2)
     note: str = ""
@@ -111,6 +128,7 @@ class _File(_Strict):
     stacks: dict[Stack, _Stack]
     training: _Training
     check: _Check
+    inference: _Inference | None = None
 
 
 class CalibrationError(ValueError):
@@ -204,6 +222,16 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
             for key, f in data.check.figures.items()
         },
         test_sources=tuple(data.check.test_sources),
+        inference=(
+            InferenceCalibration(
+                data.inference.bandwidth_efficiency,
+                data.inference.compute_efficiency,
+                {k: _error_figures(f) for k, f in data.inference.figures.items()},
+                data.inference.sources,
+            )
+            if data.inference is not None
+            else None
+        ),
         sources={"protocol": data.protocol.sources, "check": data.check.sources},
     )
 

@@ -153,6 +153,24 @@ class TrainingCalibration:
 
 
 @dataclass(frozen=True, slots=True)
+class InferenceCalibration:
+    """Constants of the serving (decode) roofline, fitted on published serving benchmarks.
+
+    Attributes:
+        bandwidth_efficiency: achieved share of the GPU's HBM bandwidth while decoding.
+        compute_efficiency: achieved share of dense peak TFLOP/s on decode and prefill math.
+        figures: error figures at calibration time (``in_sample``, ``holdout``: each source
+            predicted by constants fitted without it).
+        sources: measurement ids and URLs.
+    """
+
+    bandwidth_efficiency: float
+    compute_efficiency: float
+    figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
+    sources: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Calibration:
     """All constants of the model; one value per deployment, loaded from data.
 
@@ -172,6 +190,7 @@ class Calibration:
         figures: error figures measured at calibration time, keyed ``holdout``,
             ``holdout.<stack>``, ``test`` (sources never used for fitting), ``test.<stack>``.
         test_sources: the source groups kept out of every fit as a final test.
+        inference: the serving roofline's constants (None: this calibration has none).
     """
 
     fabrics: Mapping[FabricKind, FabricCalibration]
@@ -189,6 +208,7 @@ class Calibration:
     holdout_p90_abs_error_pct: float | None = None
     figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
     test_sources: tuple[str, ...] = ()
+    inference: InferenceCalibration | None = None
 
     @property
     def error_band_pct(self) -> float:

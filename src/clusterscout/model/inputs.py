@@ -41,11 +41,43 @@ class Recompute(StrEnum):
 
 
 class Precision(StrEnum):
-    """Number format of the GEMMs (``fp16`` runs at the BF16 tensor-core rate)."""
+    """Number format of the GEMMs (``fp16`` runs at the BF16 tensor-core rate).
+
+    ``int4`` is weight-only 4-bit quantisation for serving (GEMMs run in BF16 after
+    dequantisation); training jobs refuse it.
+    """
 
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
+    INT4 = "int4"
+
+
+class JobKind(StrEnum):
+    """What the GPUs do: pre-train, fine-tune (full, LoRA, QLoRA) or serve a model.
+
+    ``pretrain`` and ``full_finetune`` train every weight (the same memory and FLOPs);
+    ``lora`` freezes BF16 weights and trains low-rank adapters; ``qlora`` freezes 4-bit NF4
+    weights (Dettmers et al. 2023) and trains BF16 adapters; ``inference`` serves the model.
+    """
+
+    PRETRAIN = "pretrain"
+    FULL_FINETUNE = "full_finetune"
+    LORA = "lora"
+    QLORA = "qlora"
+    INFERENCE = "inference"
+
+    @property
+    def adapters(self) -> bool:
+        """True when the job trains low-rank adapters over frozen weights."""
+        return self in {JobKind.LORA, JobKind.QLORA}
+
+
+TRAINING_JOBS = (JobKind.PRETRAIN, JobKind.FULL_FINETUNE, JobKind.LORA, JobKind.QLORA)
+"""Jobs that run training steps (all but ``inference``)."""
+DEFAULT_LORA_RANK = 16
+"""Adapter rank when a LoRA/QLoRA job names none (the QLoRA paper's 65B runs use 64; PEFT's
+default is 8; 16 is a common middle)."""
 
 
 class Stack(StrEnum):
@@ -140,6 +172,8 @@ class TrainingWorkload:
     parallelism: Parallelism
     recompute: Recompute
     stack: Stack = DEFAULT_STACK
+    job: JobKind = JobKind.PRETRAIN
+    lora_rank: int = DEFAULT_LORA_RANK
 
     @property
     def microbatches(self) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from clusterscout.domain.models import GpuSpec
 from clusterscout.domain.units import bytes_to_gib
 from clusterscout.model.calibration import Calibration
+from clusterscout.model.finetune import adapter_params, frozen_weight_bytes
 from clusterscout.model.inputs import Recompute, Sharding, TrainingWorkload
 
 WEIGHT_BYTES_PER_PARAM = 2.0
@@ -134,6 +135,30 @@ def activation_bytes_per_gpu(workload: TrainingWorkload) -> float:
     return total
 
 
+def state_bytes_per_gpu(workload: TrainingWorkload) -> StateBytes:
+    """Model state of one GPU for the workload's job.
+
+    Formula: every weight trained (pre-training, full fine-tuning):
+    ``model_state_bytes(params/(tp*pp), sharding, dp*cp)``. LoRA/QLoRA: frozen weights
+    ``W/(tp*pp)`` (BF16, or NF4 + constants; divided by ``dp*cp`` too under FSDP) plus
+    ``model_state_bytes(A/(tp*pp))`` of the adapters (``A = finetune.adapter_params``):
+    gradients and Adam exist for the adapters only.
+    Source: Hu et al. 2022 (LoRA); Dettmers et al. 2023 (QLoRA).
+    """
+    par = workload.parallelism
+    ranks = par.tp * par.pp
+    shards = par.dp * par.cp
+    if not workload.job.adapters:
+        return model_state_bytes(workload.model.params / ranks, par.sharding, shards)
+    frozen = frozen_weight_bytes(workload.model, workload.job) / ranks
+    if par.sharding is Sharding.FSDP:
+        frozen /= max(shards, 1)
+    adapters = model_state_bytes(
+        adapter_params(workload.model, workload.lora_rank) / ranks, par.sharding, shards
+    )
+    return StateBytes(frozen + adapters.weights, adapters.grads, adapters.optimizer)
+
+
 def memory_per_gpu(
     workload: TrainingWorkload, gpu: GpuSpec, calibration: Calibration
 ) -> MemoryBreakdown:
@@ -143,10 +168,9 @@ def memory_per_gpu(
     ``fits = total <= memory_gib * usable_memory_fraction``.
     Assumptions: parameters spread evenly over TP and PP ranks (embeddings included);
     the optimizer shards over the DP x CP group as Megatron's distributed optimizer does.
+    LoRA/QLoRA: see ``state_bytes_per_gpu``.
     """
-    par = workload.parallelism
-    params_per_gpu = workload.model.params / (par.tp * par.pp)
-    state = model_state_bytes(params_per_gpu, par.sharding, par.dp * par.cp)
+    state = state_bytes_per_gpu(workload)
     activations = activation_bytes_per_gpu(workload)
     total = bytes_to_gib(state.weights + state.grads + state.optimizer + activations)
     capacity = gpu.memory_gib * calibration.training.usable_memory_fraction

@@ -16,9 +16,15 @@ from clusterscout.model.compute import (
     model_flops_per_token,
     peak_tflops,
 )
+from clusterscout.model.finetune import (
+    QLORA_DEQUANT_OVERHEAD,
+    adapter_params,
+    frozen_weight_bytes,
+)
 from clusterscout.model.inputs import (
     ClusterSpec,
     CollectiveOp,
+    JobKind,
     Parallelism,
     Recompute,
     Sharding,
@@ -120,13 +126,16 @@ def compute_time_s(
 ) -> float:
     """GPU compute time of one step, without bubbles or communication.
 
-    Formula: ``t = F_hw * B * s / (n * achieved_tflops)`` with ``F_hw`` the hardware FLOPs per
-    token (recomputation included) and ``achieved_tflops = peak * u``, ``u`` taken at the
-    per-GPU GEMM width ``h/tp`` and the micro-batch's ``b*s/cp`` tokens.
+    Formula: ``t = k * F_hw * B * s / (n * achieved_tflops)`` with ``F_hw`` the hardware FLOPs
+    per token (recomputation included; LoRA/QLoRA skip the frozen weights' gradient
+    matmuls), ``k`` the QLoRA dequantisation overhead (1 otherwise) and
+    ``achieved_tflops = peak * u``, ``u`` taken at the per-GPU GEMM width ``h/tp`` and the micro-batch's ``b*s/cp`` tokens.
     Source: perf-model-notes §3.2; Narayanan et al. 2021.
     """
     model, seq = workload.model, workload.seq_len
-    flops = hardware_flops_per_token(model, seq, workload.recompute)
+    flops = hardware_flops_per_token(
+        model, seq, workload.recompute, workload.job, workload.lora_rank
+    )
     attention = attention_flops_per_token(model, seq, workload.recompute)
     par = workload.parallelism
     shape = GemmShape(
@@ -138,7 +147,8 @@ def compute_time_s(
     achieved = achieved_tflops_per_gpu(
         cluster.gpu, workload.precision, workload.stack, shape, calibration
     )
-    return flops * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
+    overhead = QLORA_DEQUANT_OVERHEAD if workload.job is JobKind.QLORA else 1.0
+    return overhead * flops * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
 
 
 def stage_imbalance_s(workload: TrainingWorkload, compute_s: float) -> float:
@@ -267,6 +277,22 @@ def dp_overlap(
     return omega * calibration.fabrics[cluster.fabric].overlap
 
 
+def _dp_bytes(workload: TrainingWorkload) -> tuple[float, float]:
+    """Gradient bytes one rank synchronises per step, and weight bytes FSDP gathers.
+
+    Every weight trained: both are the BF16 weights, ``2 Psi``. LoRA/QLoRA: only the
+    adapters' BF16 gradients are reduced; FSDP still gathers the frozen weights (BF16 or
+    NF4) layer by layer.
+    """
+    par = workload.parallelism
+    ranks = par.tp * par.pp
+    if workload.job.adapters:
+        grads = BF16_BYTES * adapter_params(workload.model, workload.lora_rank) / ranks
+        return grads, frozen_weight_bytes(workload.model, workload.job) / ranks + grads
+    weights = BF16_BYTES * workload.model.params / ranks
+    return weights, weights
+
+
 def dp_comm(
     workload: TrainingWorkload,
     cluster: ClusterSpec,
@@ -294,7 +320,7 @@ def dp_comm(
     if ranks == 1:
         return CommTime(0.0, 0.0)
     place = place_group(ranks, par.tp, cluster.gpus_per_node)
-    grad_bytes = BF16_BYTES * workload.model.params / (par.tp * par.pp)
+    grad_bytes, gather_bytes = _dp_bytes(workload)
     omega = dp_overlap(workload, cluster, place.nodes, calibration)
     m = workload.microbatches
 
@@ -303,9 +329,8 @@ def dp_comm(
 
     if par.sharding is Sharding.FSDP:
         layers = max(workload.model.layers / par.pp, 1.0)
-        message = grad_bytes / layers
-        gather = op_time(CollectiveOp.ALL_GATHER, message)
-        scatter = op_time(CollectiveOp.REDUCE_SCATTER, message)
+        gather = op_time(CollectiveOp.ALL_GATHER, gather_bytes / layers)
+        scatter = op_time(CollectiveOp.REDUCE_SCATTER, grad_bytes / layers)
         total = m * layers * (2 * gather + scatter)
         tail = m * (gather + scatter)
         window = omega * compute_s
@@ -415,7 +440,10 @@ def train_step(
     parts = step_breakdown(workload, cluster, calibration)
     step = parts.total_s
     tokens = workload.tokens_per_step
-    flops = model_flops_per_token(workload.model, workload.seq_len) * tokens
+    flops = (
+        model_flops_per_token(workload.model, workload.seq_len, workload.job, workload.lora_rank)
+        * tokens
+    )
     tflops = flops / (cluster.gpus * step) / _TFLOP
     mem = memory_per_gpu(workload, cluster.gpu, calibration)
     return TrainingResult(

@@ -65,6 +65,8 @@ def _workload(
         parallelism=Parallelism(tp=tp, pp=pp, cp=1, dp=dp, vp=vp, sharding=sharding),
         recompute=recompute,
         stack=job.stack,
+        job=job.kind,
+        lora_rank=job.lora_rank,
     )
 
 
