@@ -73,12 +73,12 @@ def test_cli_plan_bad_flag(fixture_settings: Settings) -> None:
             "--tokens",
             "1e12",
             "--precision",
-            "int4",
+            "int3",
             *_db(fixture_settings),
         ],
     )
     assert result.exit_code == 2
-    assert "--precision: must be bf16, fp16 or fp8" in result.stderr
+    assert "--precision: must be bf16, fp16, fp8 or int4" in result.stderr
 
 
 def test_check_model_meets_the_calibration_targets() -> None:

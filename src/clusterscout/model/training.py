@@ -129,7 +129,8 @@ def compute_time_s(
     Formula: ``t = k * F_hw * B * s / (n * achieved_tflops)`` with ``F_hw`` the hardware FLOPs
     per token (recomputation included; LoRA/QLoRA skip the frozen weights' gradient
     matmuls), ``k`` the QLoRA dequantisation overhead (1 otherwise) and
-    ``achieved_tflops = peak * u``, ``u`` taken at the per-GPU GEMM width ``h/tp`` and the micro-batch's ``b*s/cp`` tokens.
+    ``achieved_tflops = peak * u``, ``u`` taken at the per-GPU GEMM width ``h/tp`` and the
+    micro-batch's ``b*s/cp`` tokens.
     Source: perf-model-notes §3.2; Narayanan et al. 2021.
     """
     model, seq = workload.model, workload.seq_len

@@ -16,7 +16,7 @@ from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.model.planner.results import PlanResult
 from clusterscout.web import charts, launch_view, plan_form, plan_view
 from clusterscout.web.api_error import ApiError
-from clusterscout.web.cells import STACK_LABELS
+from clusterscout.web.cells import JOB_LABELS, STACK_LABELS
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html
@@ -105,11 +105,26 @@ def plan_page(request: Request, lang: Lang) -> Response:
         fieldsets=plan_form.fieldsets(fmt, query, _choices(st, snapshot_of(request))),
         problem=None,
         result=None,
+        serving=None,
     )
     if query.submitted:
         result, curves, problem = _solve(request, lang, query)
         ctx["problem"] = problem
-        if result is not None:
+        if result is not None and result.serving is not None:
+            title, text = plan_view.serving_verdict(fmt, result)
+            ctx.update(
+                result=result,
+                serving=result.serving,
+                verdict_title=title,
+                verdict_text=text,
+                memory=plan_view.serving_facts(fmt, result.serving),
+                serving_rows=plan_view.serving_rows(fmt, result.serving),
+                assumptions=plan_view.assumption_texts(fmt, result),
+                error_band=fmt.percent(result.error_band_pct / 100),
+                job_params=fmt.compact(result.model.params),
+                api_body=query.body(),
+            )
+        elif result is not None:
             providers = st.providers(snapshot_of(request))
             title, text = plan_view.verdict(fmt, result)
             ctx.update(
@@ -124,6 +139,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 assumptions=plan_view.assumption_texts(fmt, result),
                 error_band=fmt.percent(result.error_band_pct / 100),
                 job_tokens=fmt.compact(result.tokens),
+                job_label=fmt.gettext(JOB_LABELS[result.job.value]),
                 job_steps=fmt.number(result.steps),
                 job_params=fmt.compact(result.model.params),
                 stack_label=STACK_LABELS[result.stack.value],
@@ -148,6 +164,8 @@ def plan_chart(request: Request, lang: Lang, name: str) -> Response:
     fmt = st.formatter(snapshot_of(request), lang)
     query = plan_form.parse(request.query_params.multi_items())
     result, curves, problem = _solve(request, lang, query)
+    if result is not None and result.serving is not None:
+        raise ApiError(404, "not_found", "inference plans have no charts", "name")
     if result is None or problem is not None:
         status = problem.status if problem else 400
         raise ApiError(status, "invalid_scenario", problem.advice if problem else "", None)
