@@ -111,7 +111,97 @@ def plan(limit: int, fmt: str, database_url: str | None, **fields: Any) -> None:
     if fmt == "json":
         print_json(plan_json(result))
         return
+    if result.serving is not None:
+        print_serving(result, limit)
+        return
     print_plan(result, limit)
+
+
+def _money(value: float | None, digits: int = 2) -> str:
+    return "unknown" if value is None else f"{value:,.{digits}f}"
+
+
+def print_serving(result: PlanResult, limit: int) -> None:
+    """An inference sizing as text: the memory sum, nodes and tokens/s per GPU model, offers."""
+    sp = result.serving
+    if sp is None:  # pragma: no cover - print_plan handles training plans
+        return
+    fewest = result.min_gpus_to_fit if result.min_gpus_to_fit is not None else "none"
+    out.print(
+        f"[bold]Needs multi-node:[/bold] {_verdict(result)} — weights "
+        f"{sp.weights_gib:,.0f} GiB ({sp.precision.value}) + KV cache {sp.kv_cache_gib:,.0f} GiB "
+        f"({sp.concurrency} sequences x {sp.context:,} tokens); smallest GPU count that fits: "
+        f"{fewest}",
+        highlight=False,
+    )
+    target = f"; target {sp.target_tokens_per_s:,.0f} tokens/s" if sp.target_tokens_per_s else ""
+    out.print(
+        f"Rough estimate: decode tokens/s from a memory-bandwidth roofline, ±"
+        f"{sp.error_band_pct:.0f}% (p90 on held-out serving benchmarks); prefill is left "
+        f"out{target}.",
+        highlight=False,
+    )
+    rows = []
+    for v in sorted(sp.per_gpu, key=lambda v: (v.nodes or 10**9, -(v.tokens_per_s or 0))):
+        fits = v.tp is not None
+        rows.append(
+            [
+                v.gpu,
+                f"tp{v.tp} pp{v.pp}" if fits else "does not fit",
+                f"{(v.weights_gib_per_gpu or 0) + (v.kv_cache_gib_per_gpu or 0):,.0f}"
+                if fits
+                else "",
+                str(v.replicas) if fits else "",
+                str(v.nodes) if fits else "",
+                f"{v.tokens_per_s:,.0f}" if v.tokens_per_s else "",
+                _money(v.usd_per_hour),
+                _money(v.usd_per_million_tokens),
+            ]
+        )
+    print_table(
+        "Per GPU model (8-GPU nodes; price: cheapest listed offer of that GPU)",
+        [
+            Column("GPU"),
+            Column("replica"),
+            Column("GiB/GPU", right=True),
+            Column("replicas", right=True),
+            Column("nodes", right=True),
+            Column("tokens/s", right=True),
+            Column("USD/h", right=True),
+            Column("USD/Mtok", right=True),
+        ],
+        rows,
+    )
+    offer_rows = [
+        [
+            o.offer.offer_id,
+            o.offer.gpu,
+            str(o.nodes),
+            f"tp{o.tp} pp{o.pp} x{o.replicas}",
+            f"{o.tokens_per_s:,.0f}",
+            _money(o.usd_per_hour),
+            _money(o.usd_per_million_tokens),
+        ]
+        for o in sp.options[:limit]
+    ]
+    if offer_rows:
+        print_table(
+            "Offers by cost per million output tokens",
+            [
+                Column("offer"),
+                Column("GPU"),
+                Column("nodes", right=True),
+                Column("layout"),
+                Column("tokens/s", right=True),
+                Column("USD/h", right=True),
+                Column("USD/Mtok", right=True),
+            ],
+            offer_rows,
+        )
+    if result.excluded:
+        out.print(f"left out ({len(result.excluded)}):", highlight=False)
+        for e in result.excluded:
+            out.print(f"  {e.offer.offer_id}: {e.reason.value}", highlight=False, markup=False)
 
 
 def _verdict(result: PlanResult) -> str:
@@ -165,9 +255,11 @@ def print_plan(result: PlanResult, limit: int) -> None:
     """The plan as text: the verdict, the options table and what was left out."""
     mem = result.memory
     fewest = result.min_gpus_to_fit if result.min_gpus_to_fit is not None else "none"
+    rank = f", adapter rank {result.lora_rank}" if result.lora_rank else ""
     out.print(
-        f"[bold]Needs multi-node:[/bold] {_verdict(result)} — model states (weights, "
-        f"gradients, Adam) {mem.total_state_gib:,.0f} GiB; smallest GPU count that fits: {fewest}",
+        f"[bold]Needs multi-node:[/bold] {_verdict(result)} — job {result.job.value}{rank}: "
+        f"model states (weights, gradients, Adam) {mem.total_state_gib:,.0f} GiB; smallest GPU "
+        f"count that fits: {fewest}",
         highlight=False,
     )
     out.print(_deadline_line(result), highlight=False)

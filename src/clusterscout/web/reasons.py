@@ -69,12 +69,13 @@ ASSUMPTION_TEXTS: Final[Mapping[Assumption, str]] = {
     ),
     Assumption.QLORA: N_(
         "QLoRA: NF4 weights with double-quantised constants (0.516 bytes per weight, QLoRA "
-        "paper); its 25% dequantisation slowdown is an assumption, not a fit."
+        "paper); its dequantisation slowdown (a quarter more compute time) is an assumption, "
+        "not a fit."
     ),
     Assumption.SERVING_MEMORY: N_(
         "Serving memory: weights at the chosen precision (embeddings in BF16) plus the KV "
-        "cache of every concurrent sequence at the full context; 10% of GPU memory is kept "
-        "for activations and workspace."
+        "cache of every concurrent sequence at the full context; a tenth of GPU memory is "
+        "kept for activations and workspace."
     ),
     Assumption.SERVING_SPEED: N_(
         "Tokens/s are rough: a decode roofline (memory bandwidth or math, whichever is "

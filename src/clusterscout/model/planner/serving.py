@@ -268,6 +268,8 @@ def plan_serving(
         reason: ServingOption | ExclusionReason
         if gpu is None:
             reason = ExclusionReason.UNKNOWN_GPU
+        elif peak_serving_tflops(gpu, request.precision) is None:
+            reason = ExclusionReason.no_figure(request.precision)
         elif not _servable(gpu, request.precision):
             reason = ExclusionReason.UNKNOWN_GPU_FIGURES
         elif offer.usd_per_gpu_hour is None:
