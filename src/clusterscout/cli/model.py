@@ -358,10 +358,55 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
     for u in report.unexpressed:
         out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
     _print_error_figures(report, calibration)
+    with reporting():
+        serving, _ = estimates.check_serving(points, data_dir)
+    _print_serving_check(serving, calibration)
     out.print(
         f"expressed {len(report.results)} of {report.total} points; "
         f"median abs error {report.median_abs_error_pct:.1f}%, "
         f"p90 abs error {report.p90_abs_error_pct:.1f}%",
+        highlight=False,
+    )
+
+
+def _print_serving_check(report: CheckReport, calibration: Calibration) -> None:
+    """The inference points apart: the decode roofline, its in-sample and held-out error."""
+    print_table(
+        "serving (inference) points: decode roofline, predicted vs measured",
+        [
+            Column("point"),
+            Column("metric"),
+            Column("measured", right=True),
+            Column("predicted", right=True),
+            Column("error %", right=True),
+        ],
+        [
+            [
+                r.id,
+                f"{r.metric} ({r.unit})",
+                _num(r.measured),
+                _num(r.predicted),
+                f"{r.signed_error_pct:+.1f}",
+            ]
+            for r in report.results
+        ],
+    )
+    out.print(f"inference points not expressed ({len(report.unexpressed)}):", highlight=False)
+    for u in report.unexpressed:
+        out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
+    out.print("serving, in sample (these points, current constants):", highlight=False)
+    out.print(_figure_line("all", report.figures), highlight=False)
+    held = calibration.inference.figures.get("holdout") if calibration.inference else None
+    if held is not None:
+        out.print(
+            "serving, held out by source (each source predicted by constants fitted on the "
+            "others):",
+            highlight=False,
+        )
+        out.print(_figure_line("all", held), highlight=False)
+    out.print(
+        f"serving: expressed {len(report.results)} inference points; median abs error "
+        f"{report.median_abs_error_pct:.1f}%, p90 abs error {report.p90_abs_error_pct:.1f}%\n",
         highlight=False,
     )
 

@@ -412,6 +412,8 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> Expressed:
     """
     work = point.get("workload") or {}
     kind = work.get("type")
+    if kind == "inference":
+        raise UnexpressibleError("inference point: checked in the serving section below")
     if kind not in ("collective", "training"):
         raise UnexpressibleError(f"workload type {kind!r} has no scenario kind")
     value = point.get("value")

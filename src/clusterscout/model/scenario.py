@@ -12,12 +12,14 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.defaults import complete_shape
 from clusterscout.model.inputs import (
+    DEFAULT_LORA_RANK,
     DEFAULT_STACK,
     Algorithm,
     BatchWorkload,
     CollectiveOp,
     CollectiveWorkload,
     HpcWorkload,
+    JobKind,
     ModelShape,
     Parallelism,
     Precision,
@@ -327,6 +329,8 @@ _TRAINING_KEYS = (
     "parallelism",
     "recompute",
     "stack",
+    "job",
+    "lora_rank",
 )
 
 
@@ -334,8 +338,10 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
     """Validate a ``training`` workload.
 
     Defaults: ``micro_batch`` 1, ``precision`` bf16, every parallel degree 1 (dp derived),
-    ``sharding`` none, ``recompute`` none, ``stack`` megatron. ``global_batch`` must be a
-    multiple of ``dp * micro_batch`` and ``seq_len`` a multiple of ``cp``.
+    ``sharding`` none, ``recompute`` none, ``stack`` megatron, ``job`` pretrain (also
+    ``full_finetune``, ``lora``, ``qlora``; ``lora_rank`` 16 for the last two).
+    ``global_batch`` must be a multiple of ``dp * micro_batch`` and ``seq_len`` a multiple
+    of ``cp``.
     """
     prefix = "workload"
     _no_unknown(obj, _TRAINING_KEYS, prefix)
@@ -351,15 +357,28 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
             "workload.global_batch",
             f"must be a multiple of dp * micro_batch = {par.dp * micro_batch}",
         )
+    precision = _enum(obj, "precision", prefix, Precision, Precision.BF16)
+    if precision is Precision.INT4:
+        raise InputError("workload.precision", "int4 is for inference only")
+    job = _enum(obj, "job", prefix, JobKind, JobKind.PRETRAIN)
+    if job is JobKind.INFERENCE:
+        raise InputError(
+            "workload.job", "a training workload is pretrain, full_finetune, lora or qlora"
+        )
+    if "lora_rank" in obj and not job.adapters:
+        raise InputError("workload.lora_rank", "applies only to the lora and qlora jobs")
+    rank = _int(obj, "lora_rank", prefix, default=DEFAULT_LORA_RANK, maximum=4096)
     return TrainingWorkload(
         model=model,
         seq_len=seq_len,
         global_batch=global_batch,
         micro_batch=micro_batch,
-        precision=_enum(obj, "precision", prefix, Precision, Precision.BF16),
+        precision=precision,
         parallelism=par,
         recompute=_enum(obj, "recompute", prefix, Recompute, Recompute.NONE),
         stack=_enum(obj, "stack", prefix, Stack, DEFAULT_STACK),
+        job=job,
+        lora_rank=rank,
     )
 
 
