@@ -268,3 +268,62 @@ def test_stack_and_spot_are_form_inputs_kept_in_the_url(client: TestClient) -> N
     assert "Times assume the PyTorch FSDP / torchtitan software stack." in visible_text(html)
     plain = client.get("/en/plan/?model=8B&stack=megatron&tokens=1e10").text
     assert not re.search(r'id="pf-allow_spot"[^>]* checked', plain)
+
+
+QSERVE = "?concurrency=32&context=32768&job=inference&model=405B&precision=fp8"
+SERVING_ENGLISH = (
+    "Nodes, speed and cost per GPU model",
+    "Smallest replica",
+    "USD per million tokens",
+    "Tokens/s are a rough estimate",
+    "KV cache of all concurrent sequences",
+    "Serving memory",
+)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_inference_plan_shows_nodes_and_tokens_per_gpu_model(client: TestClient, lang: str) -> None:
+    r = client.get(f"/{lang}/plan/{QSERVE}")
+    assert r.status_code == 200, r.text
+    assert 'class="per-gpu serving"' in r.text
+    assert "TP 8 × PP" in r.text
+    assert 'id="options"' not in r.text  # no training options for serving
+    if lang in TRANSLATED:
+        text = visible_text(r.text)
+        leaked = [s for s in SERVING_ENGLISH if s in text]
+        assert leaked == []
+
+
+def test_job_selector_marks_the_fields_each_job_uses(client: TestClient) -> None:
+    r = client.get("/en/plan/")
+    assert 'id="pf-job"' in r.text
+    assert 'data-jobs="inference"' in r.text
+    assert 'data-jobs="lora qlora"' in r.text
+
+
+def test_lora_plan_names_its_job(client: TestClient) -> None:
+    r = client.get("/en/plan/?job=lora&lora_rank=8&model=70B&tokens=1e9")
+    assert r.status_code == 200
+    assert "LoRA fine-tuning (BF16 weights)" in r.text
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("?job=sometimes&model=70B&tokens=1e9", "job"),
+        ("?lora_rank=8&model=70B&tokens=1e9", "lora_rank"),
+        ("?concurrency=0&job=inference&model=70B", "concurrency"),
+        ("?model=70B&precision=int4&tokens=1e9", "precision"),
+    ],
+)
+def test_job_inputs_that_do_not_apply_are_400_next_to_the_field(
+    client: TestClient, query: str, field: str
+) -> None:
+    r = client.get(f"/en/plan/{query}")
+    assert r.status_code == 400
+    assert f'id="err-{field}"' in r.text
+
+
+def test_inference_plans_have_no_charts(client: TestClient) -> None:
+    r = client.get(f"/en/plan/chart/scaling.svg{QSERVE}")
+    assert r.status_code == 404
