@@ -165,7 +165,3 @@ def decode_step_s(
     t_prefill = 2.0 * matmul_params(model) * prefill_tokens_per_step / math_rate
     return max(t_mem, t_math) + t_prefill
 
-
-def replica_tokens_per_s(step_s: float, concurrency: int) -> float:
-    """Output tokens per second of one replica: ``n / t_step``."""
-    return concurrency / step_s

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from clusterscout.model.calibration import Calibration
 from clusterscout.model.inputs import JobKind, Precision
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.reasons import Assumption, ExclusionReason
-from clusterscout.model.planner.request import PlanRequest
+from clusterscout.model.planner.request import PlanRequest, job_for
 from clusterscout.model.planner.results import PlanOffer, PlanResult
 from clusterscout.web.schemas import plan_json
 
@@ -129,3 +130,101 @@ def test_job_inputs_that_do_not_apply_are_refused_by_name(
     with pytest.raises(InputError) as info:
         plan(request_, [], GPUS, real)
     assert info.value.field == field
+
+
+def _serve(**kw: Any) -> PlanRequest:
+    base = {"preset": "405B", "job": JobKind.INFERENCE, "precision": Precision.FP8}
+    return PlanRequest(**{**base, **kw})
+
+
+def test_job_for_refuses_an_inference_request() -> None:
+    with pytest.raises(InputError) as info:
+        job_for(_serve())
+    assert info.value.field == "job"
+
+
+def test_bf16_and_int4_serving_use_the_bf16_rate(real: Calibration) -> None:
+    bf16 = plan(_serve(precision=Precision.BF16), [], GPUS, real).serving
+    int4 = plan(_serve(precision=Precision.INT4), [], GPUS, real).serving
+    assert bf16 is not None and int4 is not None
+    assert int4.weights_gib < bf16.weights_gib / 3
+    # A100 has no FP8 figure but serves BF16 and INT4
+    assert any(v.gpu == "A100-SXM-80GB" for v in bf16.per_gpu)
+
+
+def test_a_model_too_big_for_the_node_limit_has_no_replica(real: Calibration) -> None:
+    offer = PlanOffer("h100", "p", H100, 8, FabricKind.INFINIBAND, 3200, True, 64, 2.0, "on_demand")
+    r = plan(_serve(context=131072, concurrency=64, max_nodes=1), [offer], GPUS, real)
+    assert r.serving is not None and r.needs_multi_node
+    h100 = next(v for v in r.serving.per_gpu if v.gpu == H100)
+    assert h100.tp is None and h100.nodes is None and h100.usd_per_hour is None
+    assert [e.reason for e in r.excluded] == [ExclusionReason.DOES_NOT_FIT]
+
+
+def _offer(oid: str, **kw: Any) -> PlanOffer:
+    base: dict[str, Any] = {
+        "offer_id": oid,
+        "provider": "p",
+        "gpu": H100,
+        "gpus_per_node": 8,
+        "fabric": FabricKind.INFINIBAND,
+        "per_node_gbps": 3200.0,
+        "gpudirect_rdma": True,
+        "max_nodes": 64,
+        "usd_per_gpu_hour": 2.0,
+        "price_tier": "on_demand",
+    }
+    return PlanOffer(**{**base, **kw})
+
+
+def test_every_inference_exclusion_reason(real: Calibration) -> None:
+    offers = [
+        _offer("gbps", per_node_gbps=None),
+        _offer("spot", price_tier="spot"),
+        _offer("small", max_nodes=1),
+        _offer("unknown-gpu", gpu="TPU-v5"),
+        _offer("no-price", usd_per_gpu_hour=None),
+        _offer("no-size", gpus_per_node=None),
+        _offer("ok"),
+    ]
+    r = plan(_serve(context=32768, concurrency=32), offers, GPUS, real)
+    reasons = {e.offer.offer_id: e.reason for e in r.excluded}
+    assert reasons["gbps"] is ExclusionReason.UNKNOWN_GBPS
+    assert reasons["spot"] is ExclusionReason.SPOT_MULTI_NODE
+    assert reasons["small"] is ExclusionReason.TOO_SMALL
+    assert reasons["unknown-gpu"] is ExclusionReason.UNKNOWN_GPU
+    assert reasons["no-price"] is ExclusionReason.NO_PRICE
+    assert reasons["no-size"] is ExclusionReason.UNKNOWN_GPUS_PER_NODE
+    assert [o.offer.offer_id for o in r.serving.options] == ["ok"]  # type: ignore[union-attr]
+
+
+def test_a_gpu_without_bandwidth_is_left_out_of_serving(real: Calibration) -> None:
+    gpus = [replace(g, hbm_tbps=None) if g.name == H100 else g for g in GPUS]
+    r = plan(_serve(), [_offer("h100")], gpus, real)
+    assert r.excluded[0].reason is ExclusionReason.UNKNOWN_GPU_FIGURES
+    assert all(v.gpu != H100 for v in r.serving.per_gpu)  # type: ignore[union-attr]
+
+
+def test_serving_gpu_filter_and_limits(real: Calibration) -> None:
+    r = plan(_serve(gpu="H200"), [_offer("h100")], GPUS, real)
+    assert [v.gpu for v in r.per_gpu] == [H200]
+    assert r.excluded == ()  # the H100 offer is not this GPU
+    for request, field in (
+        (_serve(gpu="A100-SXM-80GB"), "precision"),
+        (_serve(max_nodes=0), "max_nodes"),
+    ):
+        with pytest.raises(InputError) as info:
+            plan(request, [], GPUS, real)
+        assert info.value.field == field
+    with pytest.raises(InputError) as info:
+        plan(_serve(), [], GPUS, replace(real, inference=None))
+    assert info.value.field == "job"
+
+
+def test_a_larger_adapter_rank_holds_more_state(real: Calibration) -> None:
+    r16, r256 = (
+        plan(PlanRequest(preset="70B", tokens=1e9, job=JobKind.LORA, lora_rank=r), [], GPUS, real)
+        for r in (16, 256)
+    )
+    assert (r16.lora_rank, r256.lora_rank) == (16, 256)
+    assert r256.memory.optimizer_gib == pytest.approx(16 * r16.memory.optimizer_gib)

@@ -18,11 +18,6 @@ from clusterscout.model.inputs import (
     Sharding,
     Stack,
 )
-from clusterscout.model.memory import (
-    GRAD_BYTES_PER_PARAM,
-    OPTIMIZER_BYTES_PER_PARAM,
-    WEIGHT_BYTES_PER_PARAM,
-)
 from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 
 
@@ -73,8 +68,6 @@ class MemoryArithmetic:
     def bytes_per_param(self) -> float:
         """Bytes of model state per parameter: weights, gradients and Adam state (16 when
         every weight is trained; about 2 for LoRA, about 0.5 for QLoRA)."""
-        if self.params <= 0:
-            return WEIGHT_BYTES_PER_PARAM + GRAD_BYTES_PER_PARAM + OPTIMIZER_BYTES_PER_PARAM
         return self.total_state_gib * GIB / self.params
 
 
