@@ -164,4 +164,3 @@ def decode_step_s(
     t_math = per_token * concurrency / math_rate
     t_prefill = 2.0 * matmul_params(model) * prefill_tokens_per_step / math_rate
     return max(t_mem, t_math) + t_prefill
-
