@@ -153,6 +153,26 @@ class TrainingCalibration:
 
 
 @dataclass(frozen=True, slots=True)
+class MoeCalibration:
+    """Constants of mixture-of-experts training, fitted on MoE points only.
+
+    Attributes:
+        expert_efficiency: FLOP rate of the routed experts' grouped GEMMs (with routing,
+            token permutation and load imbalance) relative to the dense GEMMs of the same step.
+        all_to_all_efficiency: share of the links' bus bandwidth an expert-parallel
+            all-to-all reaches (many small peer messages instead of one ring).
+        sources: measurement ids and URLs.
+        figures: error figures of the MoE points, keyed ``in_sample`` and ``holdout``
+            (leave one source out, refitting only these constants).
+    """
+
+    expert_efficiency: float = 1.0
+    all_to_all_efficiency: float = 1.0
+    sources: str = ""
+    figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Calibration:
     """All constants of the model; one value per deployment, loaded from data.
 
@@ -172,6 +192,7 @@ class Calibration:
         figures: error figures measured at calibration time, keyed ``holdout``,
             ``holdout.<stack>``, ``test`` (sources never used for fitting), ``test.<stack>``.
         test_sources: the source groups kept out of every fit as a final test.
+        moe: mixture-of-experts constants (neutral defaults when the file has none).
     """
 
     fabrics: Mapping[FabricKind, FabricCalibration]
@@ -189,6 +210,7 @@ class Calibration:
     holdout_p90_abs_error_pct: float | None = None
     figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
     test_sources: tuple[str, ...] = ()
+    moe: MoeCalibration = field(default_factory=MoeCalibration)
 
     @property
     def error_band_pct(self) -> float:

@@ -12,6 +12,7 @@ from clusterscout.model.compute import (
     GemmShape,
     achieved_tflops_per_gpu,
     attention_flops_per_token,
+    expert_flops_per_token,
     hardware_flops_per_token,
     model_flops_per_token,
     peak_tflops,
@@ -51,6 +52,7 @@ class StepBreakdown:
     overlap_slowdown_s: float = 0.0
     straggler_s: float = 0.0
     stage_imbalance_s: float = 0.0
+    all_to_all_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -63,6 +65,7 @@ class StepBreakdown:
             + self.cp_comm_s
             + self.pp_comm_s
             + self.dp_comm_exposed_s
+            + self.all_to_all_s
             + self.overlap_slowdown_s
             + self.straggler_s
         )
@@ -77,6 +80,7 @@ class StepBreakdown:
             "cp_comm": self.cp_comm_s,
             "pp_comm": self.pp_comm_s,
             "dp_comm_exposed": self.dp_comm_exposed_s,
+            "all_to_all": self.all_to_all_s,
             "overlap_slowdown": self.overlap_slowdown_s,
             "straggler": self.straggler_s,
         }
@@ -120,13 +124,18 @@ def compute_time_s(
 ) -> float:
     """GPU compute time of one step, without bubbles or communication.
 
-    Formula: ``t = F_hw * B * s / (n * achieved_tflops)`` with ``F_hw`` the hardware FLOPs per
-    token (recomputation included) and ``achieved_tflops = peak * u``, ``u`` taken at the
-    per-GPU GEMM width ``h/tp`` and the micro-batch's ``b*s/cp`` tokens.
+    Formula: ``t = (F_hw + F_exp * (1/e - 1)) * B * s / (n * achieved_tflops)`` with ``F_hw``
+    the hardware FLOPs per token (recomputation included), ``F_exp`` the part of them in
+    routed experts (0 for a dense model) and ``e`` the fitted ``moe.expert_efficiency``;
+    ``achieved_tflops = peak * u``, ``u`` taken at the per-GPU GEMM width ``h/tp`` and the
+    micro-batch's ``b*s/cp`` tokens.
     Source: perf-model-notes §3.2; Narayanan et al. 2021.
     """
     model, seq = workload.model, workload.seq_len
     flops = hardware_flops_per_token(model, seq, workload.recompute)
+    experts = expert_flops_per_token(model)
+    if workload.recompute is Recompute.FULL:
+        experts *= 4.0 / 3.0
     attention = attention_flops_per_token(model, seq, workload.recompute)
     par = workload.parallelism
     shape = GemmShape(
@@ -138,7 +147,8 @@ def compute_time_s(
     achieved = achieved_tflops_per_gpu(
         cluster.gpu, workload.precision, workload.stack, shape, calibration
     )
-    return flops * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
+    slow = flops + experts * (1.0 / calibration.moe.expert_efficiency - 1.0)
+    return slow * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
 
 
 def stage_imbalance_s(workload: TrainingWorkload, compute_s: float) -> float:
@@ -253,6 +263,37 @@ def pp_comm_time_s(
     return 2.0 * par.vp * workload.microbatches * per_send
 
 
+def all_to_all_time_s(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> float:
+    """Expert-parallel all-to-all time of one step (token dispatch and combine).
+
+    Formula: ``(L_moe/pp) * m * c * t_a2a(b * s/(cp*tp) * k * h * 2 B)`` over the EP group
+    (``ep`` consecutive ranks, so ``min(ep, g)`` per node), with ``c = 4`` all-to-alls per MoE
+    layer per micro-batch (dispatch and combine, forward and backward), ``c = 6`` with full
+    recomputation; every GPU sends each of its ``b*s/(cp*tp)`` tokens to ``k`` experts.
+    Assumptions: balanced routing; BF16 payloads; nothing hidden behind compute (the
+    dispatch waits for the router and the experts wait for the dispatch).
+    Source: Megatron-Core MoE docs (all-to-all token dispatcher); Lepikhin et al. 2020.
+    """
+    par, model = workload.parallelism, workload.model
+    if not model.is_moe or par.ep == 1:
+        return 0.0
+    place = place_group(par.ep, 1, cluster.gpus_per_node)
+    tokens = workload.micro_batch * workload.seq_len / (par.cp * par.tp)
+    message = tokens * model.top_k * model.hidden * BF16_BYTES
+    per_op = group_time_s(
+        cluster,
+        CollectiveOp.ALL_TO_ALL,
+        message,
+        place.ranks_per_node,
+        place.nodes,
+        calibration,
+    )
+    ops = 6 if workload.recompute is Recompute.FULL else 4
+    return model.moe_layers / par.pp * workload.microbatches * ops * per_op
+
+
 def dp_overlap(
     workload: TrainingWorkload, cluster: ClusterSpec, nodes_in_group: int, calibration: Calibration
 ) -> float:
@@ -285,16 +326,54 @@ def dp_comm(
         window of ``w * t_compute``; the first gather and the last reduce-scatter of each
         micro-step have nothing to hide behind (the tail).
     ``hidden = min(total - tail, window)``; ``exposed = total - hidden``; ``w`` from
-    ``dp_overlap``.
+    ``dp_overlap``. An MoE model adds a second group: the routed experts' gradients
+    (``2 P_exp/(ep*pp)`` bytes) over the ``tp*cp*dp/ep`` ranks that hold the same experts,
+    ``ep`` ranks apart; both groups share the window, the longer tail stays exposed.
     Source: Rajbhandari et al. 2020 (ZeRO volumes); Zhao et al. 2023 (PyTorch FSDP);
     perf-model-notes §3.2.
     """
     par = workload.parallelism
-    ranks = par.dp * par.cp
-    if ranks == 1:
+    experts = workload.model.routed_expert_params
+    dense = _GradGroup(
+        BF16_BYTES * (workload.model.params - experts) / (par.tp * par.pp), par.dp * par.cp, par.tp
+    )
+    # expert gradients: ranks holding the same experts sit ``ep`` apart (expert data parallel)
+    moe = _GradGroup(BF16_BYTES * experts / (par.ep * par.pp), par.expert_dp, par.ep)
+    total = tail = 0.0
+    window = 0.0
+    for group in (dense, moe):
+        if group.ranks == 1 or group.grad_bytes <= 0:
+            continue
+        g_total, g_tail, g_window = _dp_group_comm(workload, cluster, compute_s, group, calibration)
+        total += g_total
+        tail = max(tail, g_tail)
+        window = max(window, g_window)
+    if total == 0.0:
         return CommTime(0.0, 0.0)
-    place = place_group(ranks, par.tp, cluster.gpus_per_node)
-    grad_bytes = BF16_BYTES * workload.model.params / (par.tp * par.pp)
+    hidden = min(total - tail, window)
+    return CommTime(total - hidden, hidden)
+
+
+@dataclass(frozen=True, slots=True)
+class _GradGroup:
+    """Gradient bytes one GPU synchronises over a group of ``ranks`` spaced ``stride`` apart."""
+
+    grad_bytes: float
+    ranks: int
+    stride: int
+
+
+def _dp_group_comm(
+    workload: TrainingWorkload,
+    cluster: ClusterSpec,
+    compute_s: float,
+    group: _GradGroup,
+    calibration: Calibration,
+) -> tuple[float, float, float]:
+    """Total, tail and overlap window of one gradient group (see ``dp_comm``)."""
+    par = workload.parallelism
+    place = place_group(group.ranks, group.stride, cluster.gpus_per_node)
+    grad_bytes = group.grad_bytes
     omega = dp_overlap(workload, cluster, place.nodes, calibration)
     m = workload.microbatches
 
@@ -306,17 +385,10 @@ def dp_comm(
         message = grad_bytes / layers
         gather = op_time(CollectiveOp.ALL_GATHER, message)
         scatter = op_time(CollectiveOp.REDUCE_SCATTER, message)
-        total = m * layers * (2 * gather + scatter)
-        tail = m * (gather + scatter)
-        window = omega * compute_s
-    else:
-        buckets = max(1, math.ceil(grad_bytes / calibration.training.dp_bucket_bytes))
-        per_bucket = op_time(CollectiveOp.ALL_REDUCE, grad_bytes / buckets)
-        total = buckets * per_bucket
-        tail = per_bucket
-        window = omega * compute_s / m
-    hidden = min(total - tail, window)
-    return CommTime(total - hidden, hidden)
+        return m * layers * (2 * gather + scatter), m * (gather + scatter), omega * compute_s
+    buckets = max(1, math.ceil(grad_bytes / calibration.training.dp_bucket_bytes))
+    per_bucket = op_time(CollectiveOp.ALL_REDUCE, grad_bytes / buckets)
+    return buckets * per_bucket, per_bucket, omega * compute_s / m
 
 
 def straggler_time_s(compute_s: float, nodes: int, calibration: Calibration) -> float:
@@ -339,8 +411,8 @@ def step_breakdown(
     """All parts of one step: compute, bubble and exposed communication.
 
     Formula: ``t_step = t_compute + t_imbalance + t_bubble + t_tp + t_cp + t_pp + t_dp_exposed
-    + t_slowdown + t_straggler`` (the bubble is taken on the busiest stage), where the
-    communication terms are the exposed parts and
+    + t_all_to_all + t_slowdown + t_straggler`` (the bubble is taken on the busiest stage),
+    where the communication terms are the exposed parts and
     ``t_slowdown = k * (hidden tp + cp + dp time)``, ``k`` the stack's ``overlap_slowdown``:
     overlapped collectives still take SMs and memory bandwidth from the GEMMs.
     Source: perf-model-notes §3.2-3.3 (compute/communication interference: Echo, vTrain).
@@ -352,6 +424,7 @@ def step_breakdown(
     dp = dp_comm(workload, cluster, compute, calibration)
     kappa = calibration.stack(workload.stack).overlap_slowdown
     imbalance = stage_imbalance_s(workload, compute)
+    a2a = all_to_all_time_s(workload, cluster, calibration)
     return StepBreakdown(
         compute_s=compute,
         stage_imbalance_s=imbalance,
@@ -360,6 +433,7 @@ def step_breakdown(
         cp_comm_s=cp.exposed_s,
         pp_comm_s=pp_comm_time_s(workload, cluster, calibration),
         dp_comm_exposed_s=dp.exposed_s,
+        all_to_all_s=a2a,
         overlap_slowdown_s=kappa * (tp.hidden_s + cp.hidden_s + dp.hidden_s),
         straggler_s=straggler_time_s(compute, cluster.nodes, calibration),
     )

@@ -37,7 +37,11 @@ class PlanOffer:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """A parallel layout chosen by the planner (context parallelism is always 1 here)."""
+    """A parallel layout chosen by the planner (context parallelism is always 1 here).
+
+    ``ep`` is the expert-parallel degree of an MoE model (1 for dense), folded into the
+    ``tp*dp`` ranks of each pipeline stage.
+    """
 
     tp: int
     pp: int
@@ -48,6 +52,7 @@ class Layout:
     micro_batch: int
     global_batch: int
     cp: int = 1
+    ep: int = 1
 
 
 @dataclass(frozen=True, slots=True)
