@@ -104,7 +104,7 @@ class _Check(_Fraction):
 
 class _Moe(_Fraction):
     expert_efficiency: float = Field(gt=0, le=1.5)
-    all_to_all_efficiency: float = Field(gt=0, le=1.5)
+    all_to_all_exposed: float = Field(ge=0, le=1)
     figures: dict[str, _Figures] = Field(default_factory=dict)
 
 
@@ -139,7 +139,7 @@ def _moe(data: _Moe | None) -> MoeCalibration:
         return MoeCalibration()
     return MoeCalibration(
         expert_efficiency=data.expert_efficiency,
-        all_to_all_efficiency=data.all_to_all_efficiency,
+        all_to_all_exposed=data.all_to_all_exposed,
         sources=data.sources,
         figures=_figures(data.figures),
     )

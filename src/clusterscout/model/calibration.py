@@ -159,15 +159,16 @@ class MoeCalibration:
     Attributes:
         expert_efficiency: FLOP rate of the routed experts' grouped GEMMs (with routing,
             token permutation and load imbalance) relative to the dense GEMMs of the same step.
-        all_to_all_efficiency: share of the links' bus bandwidth an expert-parallel
-            all-to-all reaches (many small peer messages instead of one ring).
+        all_to_all_exposed: share of the expert-parallel all-to-all time left on the critical
+            path (the rest overlaps other micro-batches' compute, as Megatron-Core's 1F1B
+            all-to-all overlap and DeepEP do, or is saved by node-limited routing).
         sources: measurement ids and URLs.
         figures: error figures of the MoE points, keyed ``in_sample`` and ``holdout``
             (leave one source out, refitting only these constants).
     """
 
     expert_efficiency: float = 1.0
-    all_to_all_efficiency: float = 1.0
+    all_to_all_exposed: float = 1.0
     sources: str = ""
     figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
 
@@ -222,6 +223,17 @@ class Calibration:
         if self.holdout_p90_abs_error_pct is not None:
             return self.holdout_p90_abs_error_pct
         return self.p90_abs_error_pct
+
+    def band_for(self, moe: bool) -> float:
+        """The error band of a plan: ``error_band_pct``, or the MoE held-out p90 for MoE models.
+
+        MoE points are fitted and measured apart (ADR 0017); their larger held-out error is
+        what an MoE plan can expect. Without MoE figures the dense band applies.
+        """
+        held = self.moe.figures.get("holdout")
+        if moe and held is not None:
+            return held.p90_abs_error_pct
+        return self.error_band_pct
 
     def curve_for(self, gpu_name: str) -> UtilisationCurve:
         """Utilisation curve of ``gpu_name``, or the default curve when it was not fitted."""

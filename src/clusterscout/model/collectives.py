@@ -220,12 +220,12 @@ def all_to_all_time_s(
 ) -> float:
     """Time of one all-to-all in which each rank sends ``S`` bytes spread over the group.
 
-    Formula: ``t = a + max(S_in / (e * B_in), S_out / (e * B_out))`` (``all_to_all_split``):
+    Formula: ``t = a + max(S_in / B_in, S_out / B_out)`` (``all_to_all_split``):
     the NVLink and the NIC parts run at once. ``B_in`` is the one-way intra-node ring bus
     bandwidth; ``B_out`` the per-GPU share of the node's fabric bandwidth, ``eta_fabric *
     per_node_gbps/8 / g`` (every GPU of the node sends at once, each through its own NIC on
     a rail-optimised node), with the fabric's TCP cap and GPUDirect factor as for the other
-    collectives; ``e`` the fitted ``all_to_all_efficiency``; ``a`` the bandwidth protocol's
+    collectives; ``a`` the bandwidth protocol's
     start-up of the slowest level. So a weaker fabric (Ethernet sockets, no RDMA) slows only
     the part that leaves the node, and an EP group inside one node never touches the fabric.
     Source: nccl-tests doc/PERFORMANCE.md (alltoall busbw ``(n-1)/n``); Megatron-Core MoE
@@ -234,17 +234,16 @@ def all_to_all_time_s(
     ranks = ranks_per_node * nodes
     if ranks <= 1 or message_bytes <= 0:
         return 0.0
-    eff = calibration.moe.all_to_all_efficiency
     parts = all_to_all_split(message_bytes, ranks_per_node, nodes)
     intra_bw = intra_node_busbw_gbs(
         cluster.gpu, CollectiveOp.ALL_GATHER, Algorithm.RING, calibration
     )
-    t_in = parts.intra_bytes / (eff * intra_bw * _GB)
+    t_in = parts.intra_bytes / (intra_bw * _GB)
     if nodes == 1:
         return calibration.intra_node.ramp_latency_s + t_in
     fab = fabric_calibration(cluster, calibration)
     inter_bw = inter_node_busbw_gbs(cluster, 1, calibration)
-    t_out = parts.inter_bytes / (eff * inter_bw * _GB)
+    t_out = parts.inter_bytes / (inter_bw * _GB)
     return fab.ramp_latency_s + max(t_in, t_out)
 
 

@@ -119,23 +119,35 @@ def place_group(size: int, stride: int, gpus_per_node: int) -> GroupPlacement:
     return GroupPlacement(ranks_per_node=per_node, nodes=math.ceil(size / per_node))
 
 
+def expert_gemm_shape(workload: TrainingWorkload) -> GemmShape:
+    """The grouped GEMMs of one GPU's local experts in one micro-batch.
+
+    Formula: width ``f_e`` (experts are not split over TP); tokens per local expert
+    ``b * s/(cp*tp) * ep * k / E``: the EP group's tokens, each sent to ``k`` of the ``E``
+    experts, spread evenly (balanced routing). Few tokens per expert (small ``ep``, many
+    experts) make thin GEMMs, as ``gemm_penalty`` counts them for dense layers.
+    """
+    par, model = workload.parallelism, workload.model
+    tokens = workload.micro_batch * workload.seq_len / (par.cp * par.tp)
+    per_expert = tokens * par.ep * model.top_k / max(model.experts, 1)
+    return GemmShape(width=model.expert_width, tokens=max(per_expert, 1.0), hidden=model.hidden)
+
+
 def compute_time_s(
     workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
 ) -> float:
     """GPU compute time of one step, without bubbles or communication.
 
-    Formula: ``t = (F_hw + F_exp * (1/e - 1)) * B * s / (n * achieved_tflops)`` with ``F_hw``
-    the hardware FLOPs per token (recomputation included), ``F_exp`` the part of them in
-    routed experts (0 for a dense model) and ``e`` the fitted ``moe.expert_efficiency``;
-    ``achieved_tflops = peak * u``, ``u`` taken at the per-GPU GEMM width ``h/tp`` and the
-    micro-batch's ``b*s/cp`` tokens.
+    Formula: ``t = B * s / n * ((F_hw - F_exp) / R + F_exp / (e * R_exp))`` with ``F_hw`` the
+    hardware FLOPs per token (recomputation included), ``F_exp`` the part of them in routed
+    experts (0 for a dense model), ``R = achieved_tflops`` at the per-GPU GEMM width ``h/tp``
+    and the micro-batch's ``b*s/cp`` tokens, ``R_exp`` the same at the experts' GEMM shape
+    (``expert_gemm_shape``) and ``e`` the fitted ``moe.expert_efficiency`` (routing, token
+    permutation and grouped-GEMM overheads).
     Source: perf-model-notes §3.2; Narayanan et al. 2021.
     """
     model, seq = workload.model, workload.seq_len
     flops = hardware_flops_per_token(model, seq, workload.recompute)
-    experts = expert_flops_per_token(model)
-    if workload.recompute is Recompute.FULL:
-        experts *= 4.0 / 3.0
     attention = attention_flops_per_token(model, seq, workload.recompute)
     par = workload.parallelism
     shape = GemmShape(
@@ -144,11 +156,18 @@ def compute_time_s(
         hidden=model.hidden,
         linear_share=1.0 - attention / flops,
     )
-    achieved = achieved_tflops_per_gpu(
-        cluster.gpu, workload.precision, workload.stack, shape, calibration
-    )
-    slow = flops + experts * (1.0 / calibration.moe.expert_efficiency - 1.0)
-    return slow * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
+    gpu, precision, stack = cluster.gpu, workload.precision, workload.stack
+    achieved = achieved_tflops_per_gpu(gpu, precision, stack, shape, calibration)
+    per_token = flops / achieved
+    if model.is_moe:
+        experts = expert_flops_per_token(model)
+        if workload.recompute is Recompute.FULL:
+            experts *= 4.0 / 3.0
+        rate = achieved_tflops_per_gpu(
+            gpu, precision, stack, expert_gemm_shape(workload), calibration
+        )
+        per_token += experts / (calibration.moe.expert_efficiency * rate) - experts / achieved
+    return per_token * workload.tokens_per_step / (cluster.gpus * _TFLOP)
 
 
 def stage_imbalance_s(workload: TrainingWorkload, compute_s: float) -> float:
@@ -263,22 +282,24 @@ def pp_comm_time_s(
     return 2.0 * par.vp * workload.microbatches * per_send
 
 
-def all_to_all_time_s(
+def all_to_all_comm(
     workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
-) -> float:
+) -> CommTime:
     """Expert-parallel all-to-all time of one step (token dispatch and combine).
 
     Formula: ``(L_moe/pp) * m * c * t_a2a(b * s/(cp*tp) * k * h * 2 B)`` over the EP group
     (``ep`` consecutive ranks, so ``min(ep, g)`` per node), with ``c = 4`` all-to-alls per MoE
     layer per micro-batch (dispatch and combine, forward and backward), ``c = 6`` with full
     recomputation; every GPU sends each of its ``b*s/(cp*tp)`` tokens to ``k`` experts.
-    Assumptions: balanced routing; BF16 payloads; nothing hidden behind compute (the
-    dispatch waits for the router and the experts wait for the dispatch).
-    Source: Megatron-Core MoE docs (all-to-all token dispatcher); Lepikhin et al. 2020.
+    The fitted ``moe.all_to_all_exposed`` share of it is exposed, the rest hidden (overlapped
+    with another micro-batch's compute).
+    Assumptions: balanced routing; BF16 payloads.
+    Source: Megatron-Core MoE docs (all-to-all token dispatcher, 1F1B all-to-all overlap);
+    Lepikhin et al. 2020.
     """
     par, model = workload.parallelism, workload.model
     if not model.is_moe or par.ep == 1:
-        return 0.0
+        return CommTime(0.0, 0.0)
     place = place_group(par.ep, 1, cluster.gpus_per_node)
     tokens = workload.micro_batch * workload.seq_len / (par.cp * par.tp)
     message = tokens * model.top_k * model.hidden * BF16_BYTES
@@ -291,7 +312,9 @@ def all_to_all_time_s(
         calibration,
     )
     ops = 6 if workload.recompute is Recompute.FULL else 4
-    return model.moe_layers / par.pp * workload.microbatches * ops * per_op
+    total = model.moe_layers / par.pp * workload.microbatches * ops * per_op
+    exposed = total * calibration.moe.all_to_all_exposed
+    return CommTime(exposed, total - exposed)
 
 
 def dp_overlap(
@@ -413,8 +436,8 @@ def step_breakdown(
     Formula: ``t_step = t_compute + t_imbalance + t_bubble + t_tp + t_cp + t_pp + t_dp_exposed
     + t_all_to_all + t_slowdown + t_straggler`` (the bubble is taken on the busiest stage),
     where the communication terms are the exposed parts and
-    ``t_slowdown = k * (hidden tp + cp + dp time)``, ``k`` the stack's ``overlap_slowdown``:
-    overlapped collectives still take SMs and memory bandwidth from the GEMMs.
+    ``t_slowdown = k * (hidden tp + cp + dp + all-to-all time)``, ``k`` the stack's
+    ``overlap_slowdown``: overlapped collectives still take SMs and memory bandwidth from the GEMMs.
     Source: perf-model-notes §3.2-3.3 (compute/communication interference: Echo, vTrain).
     """
     compute = compute_time_s(workload, cluster, calibration)
@@ -424,7 +447,7 @@ def step_breakdown(
     dp = dp_comm(workload, cluster, compute, calibration)
     kappa = calibration.stack(workload.stack).overlap_slowdown
     imbalance = stage_imbalance_s(workload, compute)
-    a2a = all_to_all_time_s(workload, cluster, calibration)
+    a2a = all_to_all_comm(workload, cluster, calibration)
     return StepBreakdown(
         compute_s=compute,
         stage_imbalance_s=imbalance,
@@ -433,8 +456,8 @@ def step_breakdown(
         cp_comm_s=cp.exposed_s,
         pp_comm_s=pp_comm_time_s(workload, cluster, calibration),
         dp_comm_exposed_s=dp.exposed_s,
-        all_to_all_s=a2a,
-        overlap_slowdown_s=kappa * (tp.hidden_s + cp.hidden_s + dp.hidden_s),
+        all_to_all_s=a2a.exposed_s,
+        overlap_slowdown_s=kappa * (tp.hidden_s + cp.hidden_s + dp.hidden_s + a2a.hidden_s),
         straggler_s=straggler_time_s(compute, cluster.nodes, calibration),
     )
 

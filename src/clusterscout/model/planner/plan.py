@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,7 +20,7 @@ from clusterscout.model.planner.results import Exclusion, PlanOffer, PlanOption,
 from clusterscout.model.planner.verdict import gpu_verdict, job_hours, memory_arithmetic
 from clusterscout.model.training import train_step
 
-_Step = tuple[TrainingWorkload, float, int, float, float] | None
+_Step = tuple[TrainingWorkload, float, int, float, float, Mapping[str, float]] | None
 """Cached model answer per cluster shape: (workload, step time s, steps, efficiency, MFU)."""
 
 SPOT_TIER = "spot"
@@ -72,11 +72,12 @@ def _candidates(
                     best.steps,
                     res.scaling_efficiency,
                     res.mfu,
+                    res.breakdown.as_dict(),
                 )
         entry = cache[key]
         if entry is None:
             continue
-        w, step_s, steps, eff, mfu = entry
+        w, step_s, steps, eff, mfu, parts = entry
         hours = job_hours(steps, step_s)
         out.append(
             PlanOption(
@@ -92,6 +93,7 @@ def _candidates(
                 effective_usd_per_gpu_hour=effective_usd_per_gpu_hour(price, eff),
                 mfu=mfu,
                 steps=steps,
+                breakdown=parts,
             )
         )
     return out
@@ -197,7 +199,7 @@ def plan(
         per_gpu=verdicts,
         options=rank(options),
         excluded=tuple(excluded),
-        error_band_pct=calibration.error_band_pct,
+        error_band_pct=calibration.band_for(job.model.is_moe),
         assumptions=ASSUMPTIONS,
         deadline_hours=job.deadline_hours,
         deadline_is_default=job.deadline_is_default,

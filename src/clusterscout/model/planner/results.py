@@ -5,6 +5,7 @@ Plain frozen values; their public JSON is declared in ``web/schemas.py``, not he
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clusterscout.domain.models import FabricKind
@@ -106,6 +107,8 @@ class PlanOption:
     pareto: bool = False
     rank_by_cost: int = 0
     rank_by_time: int = 0
+    breakdown: Mapping[str, float] = field(default_factory=dict)
+    """Seconds of one step by cause (``StepBreakdown.as_dict``: compute, all_to_all, ...)."""
 
     @property
     def gpus(self) -> int:
