@@ -275,8 +275,7 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
         out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
     _print_error_figures(report, calibration)
     out.print(
-        f"expressed {len(report.results)} of {report.total} points "
-        f"({len(report.moe_results)} MoE); dense and collective: "
+        f"expressed {len(report.results)} of {report.total} points; "
         f"median abs error {report.median_abs_error_pct:.1f}%, "
         f"p90 abs error {report.p90_abs_error_pct:.1f}%",
         highlight=False,
@@ -326,7 +325,7 @@ def _print_moe_figures(report: CheckReport, calibration: Calibration) -> None:
     """The MoE section: its points are fitted and counted apart from the dense ones."""
     out.print(
         f"\nmixture-of-experts training ({len(report.moe_results)} points, reported apart "
-        "from the figures above):",
+        "from the figures above and from the last line's dense and collective error):",
         highlight=False,
     )
     out.print(_figure_line("in sample", report.moe_figures), highlight=False)

@@ -67,6 +67,13 @@ INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
         "why": "DGX B200 with 8 x 400 Gb/s ConnectX-7 stated, fabric kind not: NVIDIA's DGX "
         "B200 SuperPOD reference design uses InfiniBand",
     },
+    "mcore-modelzoo-qwen3-235b-h100-256-intranode-ep8-pp32-a2a": {
+        "vp": 2,
+        "why": "the run uses 32 stages x 3 virtual stages = 96 chunks for 94 layers (Megatron's "
+        "custom pipeline layout gives the embedding and the loss chunks of their own); the "
+        "model splits layers evenly and cannot hold more chunks than layers, so the point is "
+        "expressed with vp = 2 (the bubble changes by about 1% of the step)",
+    },
     "arxiv.org/abs/2407.21783": {
         "stack": "megatron",
         "sharding": "zero2",
@@ -468,6 +475,8 @@ def _training(
     if precision not in ("bf16", "fp16", "fp8"):
         raise UnexpressibleError(f"precision {precision!r} is not modelled")
     layout = {k: par[k] for k in ("tp", "pp", "cp", "vp", "dp", "ep") if par.get(k) is not None}
+    if "vp" in interp:
+        layout["vp"] = interp["vp"]
     layout["sharding"] = interp.get("sharding", par.get("sharding") or "none")
     stack = _stack(work, interp)
     workload = {
