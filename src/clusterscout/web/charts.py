@@ -176,8 +176,9 @@ def step_svg(fmt: Formatter, caption: str, parts: Sequence[tuple[str, float]]) -
             no_data_text=_("No option fits the constraints."),
         )
     )
-    chart.x_labels = [label for label, _s in parts]
-    chart.add(caption, [seconds for _l, seconds in parts])
+    # pygal draws the first label at the bottom: reverse so the list reads top-down
+    chart.x_labels = [label for label, _s in reversed(parts)]
+    chart.add(caption, [seconds for _l, seconds in reversed(parts)])
     return _render(chart)
 
 
