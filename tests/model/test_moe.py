@@ -9,6 +9,7 @@ import pytest
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
+from clusterscout.model.checkmodel import UnexpressibleError, dense_layers_of, express
 from clusterscout.model.collectives import all_to_all_split, all_to_all_time_s
 from clusterscout.model.compute import model_flops_per_token
 from clusterscout.model.inputs import (
@@ -19,7 +20,8 @@ from clusterscout.model.inputs import (
     Sharding,
     TrainingWorkload,
 )
-from clusterscout.model.memory import memory_per_gpu
+from clusterscout.model.memory import memory_per_gpu, moe_layer_extra_factor
+from clusterscout.model.planner.layouts import ep_choices
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.request import PlanRequest
 from clusterscout.model.planner.results import PlanOffer
@@ -208,3 +210,40 @@ def test_scenario_rejects_bad_moe_fields(
     with pytest.raises(InputError) as err:
         parse_scenario(_scenario(model, par))
     assert err.value.field == field
+
+
+def test_dense_edges_of_the_moe_helpers(cal: Calibration) -> None:
+    dense = PRESETS["70B"].shape
+    assert moe_layer_extra_factor(dense) == 1.0
+    assert ep_choices(dense.experts, 64) == (1,)
+    assert ep_choices(8, 12) == (1, 2, 4)
+    # a dense shape's own count is the Llama 3.1 70B total within a few %
+    assert shape_params(dense) == pytest.approx(dense.params, rel=0.03)
+    ib = ClusterSpec(H100, 8, 2, IB, 3200)
+    assert all_to_all_time_s(ib, 1e6, 1, 1, cal) == 0.0
+    assert all_to_all_time_s(ib, 0.0, 8, 2, cal) == 0.0
+
+
+def test_measurement_moe_fields_are_read_or_refused() -> None:
+    assert dense_layers_of(None, 61) == 0
+    assert dense_layers_of(2, 48) == 24
+    assert dense_layers_of("([0]*1+[1]*60)", 61) == 1
+    with pytest.raises(UnexpressibleError, match="moe_layer_freq"):
+        dense_layers_of("[1,0,1]", 3)
+    point = {
+        "id": "x",
+        "gpu": "H100-SXM-80GB",
+        "gpus_per_node": 8,
+        "nodes": 1,
+        "workload": {
+            "type": "training",
+            "model": {"params": 47e9, "layers": 32, "active_params": 13e9},
+            "seq_len": 4096,
+            "global_batch": 8,
+            "parallelism": {"tp": 1},
+        },
+        "metric": "tokens_per_s_per_gpu",
+        "value": 1000,
+    }
+    with pytest.raises(UnexpressibleError, match="expert count"):
+        express(point, GPUS)
