@@ -27,6 +27,7 @@ ENGLISH = (
     "Rank by cost",
     "Scaling efficiency",
     "Pareto front",
+    "Where the time of one training step goes",
     "Assumptions",
     "These are estimates",
     "Mixed-precision Adam",
@@ -209,7 +210,7 @@ def test_sitemap_lists_the_planner(client: TestClient) -> None:
     assert "http://testserver/pt/plan/" in client.get("/sitemap.xml").text
 
 
-@pytest.mark.parametrize("name", ["scaling", "cost-time"])
+@pytest.mark.parametrize("name", ["scaling", "cost-time", "step"])
 @pytest.mark.parametrize("lang", ["en", "de"])
 def test_chart_routes_answer_valid_svg(client: TestClient, name: str, lang: str) -> None:
     r = client.get(f"/{lang}/plan/chart/{name}.svg{Q405}")
@@ -229,6 +230,36 @@ def test_charts_are_localized(client: TestClient) -> None:
     assert "Skalierungseffizienz" in client.get(f"/de/plan/chart/scaling.svg{Q405}").text
     assert "Jobkosten" in client.get(f"/de/plan/chart/cost-time.svg{Q405}").text
     assert "InfiniBand — Alpha Cloud" in client.get(f"/en/plan/chart/scaling.svg{Q405}").text
+
+
+QMOE = "?max_nodes=64&model=deepseek-v3&precision=bf16&tokens=1e12"
+ALL_TO_ALL = {
+    "en": "All-to-all (expert parallelism)",
+    "pt": "All-to-all (paralelismo de especialistas)",
+    "es": "All-to-all (paralelismo de expertos)",
+    "fr": "All-to-all (parallélisme d'experts)",
+    "de": "All-to-all (Expertenparallelität)",
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_moe_plan_shows_ep_and_the_all_to_all_bar(client: TestClient, lang: str) -> None:
+    r = client.get(f"/{lang}/plan/{QMOE}")
+    assert r.status_code == 200
+    html = r.text
+    assert re.search(r"TP \d+ · PP \d+ (· VP \d+ )?· EP \d+ · DP \d+", html)
+    assert f'src="/{lang}/plan/chart/step.svg{QMOE.replace("&", "&amp;")}"' in html
+    label = ALL_TO_ALL[lang].replace("'", "&#39;")
+    assert label in html
+    svg = client.get(f"/{lang}/plan/chart/step.svg{QMOE}").text
+    assert ALL_TO_ALL[lang].replace("'", "&#39;") in svg or ALL_TO_ALL[lang] in svg
+
+
+def test_dense_plan_has_no_all_to_all_bar(client: TestClient) -> None:
+    html = client.get(f"/en/plan/{Q405}").text
+    assert "chart/step.svg" in html
+    assert ALL_TO_ALL["en"] not in html
+    assert " · EP " not in html
 
 
 def test_chart_errors_are_4xx(client: TestClient) -> None:

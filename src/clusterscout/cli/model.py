@@ -26,7 +26,7 @@ from clusterscout.cli.options import (
 from clusterscout.cli.output import Column, out, print_json, print_table
 from clusterscout.model.calibration import Calibration, ErrorFigures
 from clusterscout.model.checkmodel import CheckReport, figures_by_stack
-from clusterscout.model.planner.results import PlanResult
+from clusterscout.model.planner.results import PlanOption, PlanResult
 from clusterscout.web.schemas import estimate_json, plan_json
 
 
@@ -251,6 +251,12 @@ _OPTION_COLUMNS = (
 )
 
 
+def _step_line(option: PlanOption) -> str:
+    """One step of option 1 by cause (all-to-all shows for MoE layouts), seconds."""
+    parts = ", ".join(f"{k} {v:.3g}" for k, v in option.breakdown.items() if v > 0)
+    return f"Step of option #1 ({sum(option.breakdown.values()):.3g} s): {parts}"
+
+
 def print_plan(result: PlanResult, limit: int) -> None:
     """The plan as text: the verdict, the options table and what was left out."""
     mem = result.memory
@@ -285,7 +291,8 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 o.offer.gpu,
                 f"{o.offer.usd_per_gpu_hour:.2f} {o.offer.price_tier or ''}".strip(),
                 str(o.nodes),
-                f"tp{lay.tp} pp{lay.pp} dp{lay.dp} {lay.sharding.value}"
+                f"tp{lay.tp} pp{lay.pp}{f' ep{lay.ep}' if lay.ep > 1 else ''} dp{lay.dp} "
+                f"{lay.sharding.value}"
                 + (f" batch {lay.global_batch}" if o.steps not in (0, result.steps) else ""),
                 f"{o.time_hours:,.1f}",
                 f"{o.cost_usd:,.0f}",
@@ -300,6 +307,7 @@ def print_plan(result: PlanResult, limit: int) -> None:
     )
     if rows:
         print_table(title, _OPTION_COLUMNS, rows)
+        out.print(_step_line(result.options[0]), highlight=False, markup=False)
     else:
         out.print(
             "No option finishes within the deadline and budget; the offers left out say why.",
@@ -431,7 +439,7 @@ def _print_error_figures(report: CheckReport, calibration: Calibration) -> None:
         highlight=False,
     )
     out.print(_figure_line("all", report.figures), highlight=False)
-    for stack, fig in figures_by_stack(report.results).items():
+    for stack, fig in figures_by_stack(report.dense_results).items():
         out.print(_figure_line(stack, fig), highlight=False)
     figures = calibration.figures
     titles = {
@@ -447,3 +455,23 @@ def _print_error_figures(report: CheckReport, calibration: Calibration) -> None:
         for stack in ("megatron", "pytorch", "deepspeed"):
             if f"{key}.{stack}" in figures:
                 out.print(_figure_line(stack, figures[f"{key}.{stack}"]), highlight=False)
+    _print_moe_figures(report, calibration)
+
+
+def _print_moe_figures(report: CheckReport, calibration: Calibration) -> None:
+    """The MoE section: its points are fitted and counted apart from the dense ones."""
+    out.print(
+        f"\nmixture-of-experts training ({len(report.moe_results)} points, reported apart "
+        "from the figures above and from the last line's dense and collective error):",
+        highlight=False,
+    )
+    out.print(_figure_line("in sample", report.moe_figures), highlight=False)
+    for stack, fig in figures_by_stack(report.moe_results).items():
+        out.print(_figure_line(stack, fig), highlight=False)
+    held = calibration.moe.figures.get("holdout")
+    if held is not None:
+        out.print(
+            "held out by source (the two MoE constants refitted without each source):",
+            highlight=False,
+        )
+        out.print(_figure_line("held out", held), highlight=False)

@@ -22,14 +22,24 @@ from clusterscout.model.inputs import (
 
 
 def matmul_params(model: ModelShape) -> float:
-    """Parameters that take part in matrix multiplies.
+    """Parameters that take part in one token's matrix multiplies.
 
-    Formula: ``params - hidden * vocab`` for untied embeddings (the input embedding is a
-    lookup, not a GEMM), ``params`` when tied (the shared matrix is the output projection).
-    Clamped at zero for inconsistent shapes.
+    Formula: ``active - hidden * vocab`` for untied embeddings (the input embedding is a
+    lookup, not a GEMM), ``active`` when tied (the shared matrix is the output projection);
+    ``active`` is ``params`` for a dense model and the routed-to experts' share for MoE
+    (``ModelShape.active_params``). Clamped at zero for inconsistent shapes.
     """
     lookup = 0.0 if model.tied_embeddings else float(model.hidden * model.vocab)
-    return max(model.params - lookup, 0.0)
+    return max(model.active_params - lookup, 0.0)
+
+
+def expert_flops_per_token(model: ModelShape) -> float:
+    """Training FLOPs of one token in its routed experts (a part of ``model_flops_per_token``).
+
+    Formula: ``6 * L_moe * k * 3 * h * f_e``; 0 for a dense model. These run as grouped GEMMs
+    over a few tokens per expert, slower than dense GEMMs of the same size (``moe_efficiency``).
+    """
+    return 6.0 * model.moe_layers * model.top_k * model.params_per_expert
 
 
 def model_flops_per_token(

@@ -17,6 +17,7 @@ from clusterscout.model.planner.results import PlanResult
 from clusterscout.web import charts, launch_view, plan_form, plan_view
 from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import JOB_LABELS, STACK_LABELS
+from clusterscout.web.i18n import Formatter
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html
@@ -24,7 +25,7 @@ from clusterscout.web.runtime import AppState, snapshot_of, state_of
 
 router = APIRouter(include_in_schema=False)
 T = TypeVar("T")
-CHART_NAMES: Final = ("scaling", "cost-time")
+CHART_NAMES: Final = ("scaling", "cost-time", "step")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,19 @@ def _choices(st: AppState, snap: Snapshot) -> dict[str, list[tuple[str, str]]]:
     }
 
 
+def _step_context(fmt: Formatter, result: PlanResult) -> dict[str, object]:
+    """The step chart's caption data: the cheapest option's parts, its layout, the height."""
+    if not result.options:
+        return {"step_parts": [], "step_layout": "", "step_height": 0}
+    top = result.options[0]
+    parts = plan_view.step_parts(fmt, top)
+    return {
+        "step_parts": [(label, fmt.fixed(seconds, 2)) for label, seconds in parts],
+        "step_layout": plan_view.layout_text(top.layout),
+        "step_height": charts.step_height(len(parts)),
+    }
+
+
 @router.get("/{lang}/plan/")
 def plan_page(request: Request, lang: Lang) -> Response:
     """The planner: do I need multi-node, and which offer finishes my job cheapest or fastest?"""
@@ -146,6 +160,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 scaling=plan_view.scaling_table(fmt, curves, providers),
                 front=plan_view.front_summary(fmt, result.options, providers),
                 chart_hrefs={n: f"/{lang}/plan/chart/{n}.svg{canonical}" for n in CHART_NAMES},
+                **_step_context(fmt, result),
                 api_body=query.body(),
             )
     response = _html(request, lang, "pages/plan.html", ctx)
@@ -173,6 +188,10 @@ def plan_chart(request: Request, lang: Lang, name: str) -> Response:
     if name == "scaling":
         counts, lines = plan_view.scaling_lines(fmt, curves, providers)
         body = charts.scaling_svg(fmt, counts, lines)
+    elif name == "step":
+        top = result.options[0] if result.options else None
+        parts = plan_view.step_parts(fmt, top) if top is not None else []
+        body = charts.step_svg(fmt, fmt.gettext("Seconds per step"), parts)
     else:
         front, others = plan_view.cost_points(fmt, result.options, providers)
         body = charts.cost_time_svg(fmt, front, others)

@@ -51,10 +51,12 @@ def duration(fmt: Formatter, hours: float | None) -> str:
 
 
 def layout_text(layout: Layout) -> str:
-    """``TP 8 · PP 4 · DP 2 · ZeRO-1`` (parallelism names are not translated)."""
+    """``TP 8 · PP 4 · EP 8 · DP 2 · ZeRO-1`` (parallelism names are not translated)."""
     parts = [f"TP {layout.tp}", f"PP {layout.pp}"]
     if layout.vp > 1:
         parts.append(f"VP {layout.vp}")
+    if layout.ep > 1:
+        parts.append(f"EP {layout.ep}")
     parts.append(f"DP {layout.dp}")
     parts.append(SHARDING_LABELS.get(layout.sharding.value, layout.sharding.value))
     if layout.recompute.value != "none":
@@ -454,3 +456,27 @@ def serving_verdict(fmt: Formatter, result: PlanResult) -> tuple[str, str]:
     if more:
         text += " " + _("More than one node is needed on %(gpus)s.") % {"gpus": fmt.join(more)}
     return _("No, if you pick the right GPU: one node holds the model and its KV cache."), text
+
+
+STEP_PARTS: Final = (
+    ("compute", N_("Compute")),
+    ("stage_imbalance", N_("Pipeline stage imbalance")),
+    ("bubble", N_("Pipeline bubble")),
+    ("tp_comm", N_("Tensor-parallel communication")),
+    ("cp_comm", N_("Context-parallel communication")),
+    ("pp_comm", N_("Pipeline sends")),
+    ("dp_comm_exposed", N_("Data-parallel communication")),
+    ("all_to_all", N_("All-to-all (expert parallelism)")),
+    ("overlap_slowdown", N_("Compute slowed by overlapped communication")),
+    ("straggler", N_("Waiting for the slowest node")),
+)
+"""The parts of one step (``StepBreakdown.as_dict`` keys) and their chart labels."""
+
+
+def step_parts(fmt: Formatter, option: PlanOption) -> list[tuple[str, float]]:
+    """Translated label and seconds of each non-zero part of one step of ``option``."""
+    return [
+        (fmt.gettext(label), option.breakdown[key])
+        for key, label in STEP_PARTS
+        if option.breakdown.get(key, 0.0) > 0
+    ]

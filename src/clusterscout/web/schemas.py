@@ -403,12 +403,17 @@ class PlanOfferOut(_Out):
 
 
 class LayoutOut(_Out):
-    """A parallel layout: tensor, pipeline, context and data parallel degrees."""
+    """A parallel layout: tensor, pipeline, context, data and expert parallel degrees."""
 
     tp: int
     pp: int
     cp: int
     dp: int
+    ep: int = Field(
+        default=1,
+        description="expert parallelism of a MoE model (1 for dense), folded into the tp*dp "
+        "ranks of each pipeline stage",
+    )
     vp: int = Field(description="virtual pipeline stages per GPU (interleaving)")
     sharding: str = Field(description="none, zero1, zero2 or fsdp")
     recompute: str = Field(description="none, selective or full")
@@ -435,6 +440,11 @@ class PlanOptionOut(_Out):
     pareto: bool = Field(description="no other option is both cheaper and faster")
     rank_by_cost: int
     rank_by_time: int
+    breakdown_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="seconds of one step by cause, as the estimate's breakdown_s (compute, "
+        "bubble, tp_comm, dp_comm_exposed, all_to_all, ...)",
+    )
 
 
 class ExclusionOut(_Out):
@@ -625,6 +635,7 @@ def _layout(lay: Layout) -> LayoutOut:
         pp=lay.pp,
         cp=lay.cp,
         dp=lay.dp,
+        ep=lay.ep,
         vp=lay.vp,
         sharding=lay.sharding.value,
         recompute=lay.recompute.value,
@@ -648,6 +659,7 @@ def _option(o: PlanOption) -> PlanOptionOut:
         pareto=o.pareto,
         rank_by_cost=o.rank_by_cost,
         rank_by_time=o.rank_by_time,
+        breakdown_s=dict(o.breakdown),
     )
 
 

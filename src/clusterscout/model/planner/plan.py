@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +21,7 @@ from clusterscout.model.planner.serving import plan_serving
 from clusterscout.model.planner.verdict import gpu_verdict, job_hours, memory_arithmetic
 from clusterscout.model.training import train_step
 
-_Step = tuple[TrainingWorkload, float, int, float, float] | None
+_Step = tuple[TrainingWorkload, float, int, float, float, Mapping[str, float]] | None
 """Cached model answer per cluster shape: (workload, step time s, steps, efficiency, MFU)."""
 
 SPOT_TIER = "spot"
@@ -73,11 +73,12 @@ def _candidates(
                     best.steps,
                     res.scaling_efficiency,
                     res.mfu,
+                    res.breakdown.as_dict(),
                 )
         entry = cache[key]
         if entry is None:
             continue
-        w, step_s, steps, eff, mfu = entry
+        w, step_s, steps, eff, mfu, parts = entry
         hours = job_hours(steps, step_s)
         out.append(
             PlanOption(
@@ -93,6 +94,7 @@ def _candidates(
                 effective_usd_per_gpu_hour=effective_usd_per_gpu_hour(price, eff),
                 mfu=mfu,
                 steps=steps,
+                breakdown=parts,
             )
         )
     return out
@@ -200,7 +202,7 @@ def plan(
         per_gpu=verdicts,
         options=rank(options),
         excluded=tuple(excluded),
-        error_band_pct=calibration.error_band_pct,
+        error_band_pct=calibration.band_for(job.model.is_moe),
         assumptions=finetune_assumptions(job.kind.adapters, job.kind is JobKind.QLORA),
         deadline_hours=job.deadline_hours,
         deadline_is_default=job.deadline_is_default,

@@ -5,6 +5,7 @@ Plain frozen values; their public JSON is declared in ``web/schemas.py``, not he
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clusterscout.domain.models import FabricKind
@@ -41,7 +42,11 @@ class PlanOffer:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """A parallel layout chosen by the planner (context parallelism is always 1 here)."""
+    """A parallel layout chosen by the planner (context parallelism is always 1 here).
+
+    ``ep`` is the expert-parallel degree of an MoE model (1 for dense), folded into the
+    ``tp*dp`` ranks of each pipeline stage.
+    """
 
     tp: int
     pp: int
@@ -52,6 +57,7 @@ class Layout:
     micro_batch: int
     global_batch: int
     cp: int = 1
+    ep: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,8 @@ class PlanOption:
     pareto: bool = False
     rank_by_cost: int = 0
     rank_by_time: int = 0
+    breakdown: Mapping[str, float] = field(default_factory=dict)
+    """Seconds of one step by cause (``StepBreakdown.as_dict``: compute, all_to_all, ...)."""
 
     @property
     def gpus(self) -> int:
