@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 
@@ -31,11 +30,12 @@ def test_kv_cache_of_llama_405b_by_hand() -> None:
 
 
 def test_latent_attention_caches_the_compressed_latent() -> None:
-    # DeepSeek-V3's MLA: one 512-wide latent and one 64-wide rotary key per layer
-    mla = SimpleNamespace(
-        layers=61, hidden=7168, heads=128, kv_heads=128, kv_lora_rank=512, qk_rope_head_dim=64
-    )
-    assert kv_bytes_per_token(mla, Precision.FP8) == 61 * (512 + 64)  # type: ignore[arg-type]
+    # DeepSeek-V3's MLA: one 512-wide latent and one 64-wide rotary key per layer, against
+    # 2 x 128 heads x 128 wide keys and values without it (the preset's own shape)
+    mla = PRESETS["deepseek-v3"].shape
+    assert kv_bytes_per_token(mla, Precision.FP8) == 61 * (512 + 64)
+    plain = replace(mla, kv_lora_rank=0, qk_rope_head_dim=0)
+    assert kv_bytes_per_token(plain, Precision.FP8) == 2 * 61 * 128 * (7168 / 128)
 
 
 def test_weights_shrink_with_precision_but_embeddings_stay_bf16() -> None:

@@ -85,10 +85,8 @@ def kv_bytes_per_token(model: ModelShape, precision: Precision) -> float:
     report §2.1 (MLA), https://arxiv.org/abs/2405.04434.
     """
     size = KV_BYTES[precision]
-    latent = getattr(model, "kv_lora_rank", None)
-    rope = getattr(model, "qk_rope_head_dim", None)
-    if latent and rope:
-        return float(model.layers * (latent + rope) * size)
+    if model.kv_lora_rank and model.qk_rope_head_dim:
+        return float(model.layers * (model.kv_lora_rank + model.qk_rope_head_dim) * size)
     head_dim = model.hidden / model.heads
     return 2.0 * model.layers * model.kv_heads * head_dim * size
 

@@ -147,6 +147,8 @@ class ModelShape:
         shared_experts: experts every token passes through besides the routed ones.
         dense_layers: how many of the ``layers`` keep a dense MLP (DeepSeek's first-k-dense
             layers); the rest are MoE layers. Only the count matters to the model.
+        kv_lora_rank: multi-head latent attention's compressed KV width (0: no MLA).
+        qk_rope_head_dim: MLA's decoupled rotary key width, cached beside the latent.
     """
 
     params: float
@@ -162,6 +164,8 @@ class ModelShape:
     expert_ffn: int = 0
     shared_experts: int = 0
     dense_layers: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
 
     @property
     def is_moe(self) -> bool:

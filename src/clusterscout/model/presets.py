@@ -137,12 +137,17 @@ PRESETS: Mapping[str, Preset] = {
     ),
     "deepseek-v3": Preset(
         "deepseek-v3",
-        _moe(_llama(671e9, 61, 7168, 128, 128, 129280, 18432), 256, 8, 2048, 1, 3),
+        replace(
+            _moe(_llama(671e9, 61, 7168, 128, 128, 129280, 18432), 256, 8, 2048, 1, 3),
+            kv_lora_rank=512,  # MLA: config.json kv_lora_rank and qk_rope_head_dim
+            qk_rope_head_dim=64,
+        ),
         4096,
         15360 * 4096,
         "DeepSeek-V3 Technical Report (arXiv 2412.19437 §4.2: 61 layers, first 3 dense, 1 "
         "shared + 256 routed experts, top-8, expert width 2048, hidden 7168, MLA; 671B total, "
-        "37B active; 4K sequences, batch 15,360); deepseek-ai/DeepSeek-V3 config.json",
+        "37B active; 4K sequences, batch 15,360); deepseek-ai/DeepSeek-V3 config.json (MLA "
+        "kv_lora_rank 512, qk_rope_head_dim 64)",
     ),
     "qwen3-235b-a22b": Preset(
         "qwen3-235b-a22b",
