@@ -348,8 +348,16 @@ def expressed_items(points: Sequence[Mapping[str, Any]], gpus: tuple[GpuSpec, ..
 
 
 def fittable(item: Item) -> bool:
-    """Used for fitting: not flagged by the dataset and not in the test set."""
-    return not item.point.get("exclude_from_fit") and item.group not in TEST_SOURCES
+    """Used for fitting: not flagged by the dataset, not in the test set and not MoE.
+
+    MoE points have their own two constants, fitted by scripts/calibrate_moe.py on top of
+    these (ADR 0017), so they neither pull nor measure the dense constants.
+    """
+    return (
+        not item.point.get("exclude_from_fit")
+        and item.group not in TEST_SOURCES
+        and not item.expressed.moe
+    )
 
 
 # --- calibration from a parameter vector -------------------------------------------------
@@ -578,7 +586,9 @@ def test_results(items: Sequence[Item], cal: Calibration) -> list[PointResult]:
     return [
         result_for(it.point, it.expressed, predict(it.expressed, cal))
         for it in items
-        if it.group in TEST_SOURCES and not it.point.get("exclude_from_fit")
+        if it.group in TEST_SOURCES
+        and not it.point.get("exclude_from_fit")
+        and not it.expressed.moe
     ]
 
 
@@ -754,7 +764,15 @@ def render(
             ]
         )
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines) + moe_tail()
+
+
+def moe_tail() -> str:
+    """The ``[moe]`` tables of the current file, kept as written by scripts/calibrate_moe.py."""
+    path = DATA / "calibration.toml"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    start = text.find("\n[moe]")
+    return text[start + 1 :] if start >= 0 else ""
 
 
 def print_rows(rows: Sequence[PointResult]) -> None:
@@ -791,7 +809,8 @@ def main(argv: list[str] | None = None) -> int:
         print_rows(report.results)
         for u in report.unexpressed:
             print(f"not expressed: {u.id}: {u.reason}")
-        print_figures("in-sample", report.results)
+        print_figures("in-sample", report.dense_results)
+        print_figures("moe in-sample", report.moe_results)
         return 0
     if args.holdout is not None:
         if args.holdout == 1 or args.holdout < 0:
@@ -809,19 +828,24 @@ def main(argv: list[str] | None = None) -> int:
     final = check(points, gpus, cal)
     for _ in range(2):
         figures = (
-            figure_table("in_sample", final.results)
+            figure_table("in_sample", final.dense_results)
             | figure_table("holdout", held)
             | figure_table("test", test_results(items, cal))
         )
         text = render(fitted, final, figures, used)
         cal = parse_calibration(text)  # the project's loader must accept what we write
         final = check(points, gpus, cal)
+    # The serving roofline's [inference] table is fitted by scripts/calibrate_inference.py;
+    # keep it when this script rewrites the training constants.
+    old = (DATA / "calibration.toml").read_text(encoding="utf-8")
+    if "\n[inference]" in old:
+        text = text.rstrip("\n") + "\n\n[inference]" + old.split("\n[inference]", 1)[1]
     (DATA / "calibration.toml").write_text(text, encoding="utf-8")
     tested = test_results(items, load_calibration(DATA))
     print_rows(final.results)
     print("held out:")
     print_rows(held)
-    print_figures("in-sample", final.results)
+    print_figures("in-sample", final.dense_results)
     print_figures("holdout", held)
     print_figures("test", tested)
     print(f"expressed {len(final.results)}/{final.total}")

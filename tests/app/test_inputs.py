@@ -139,8 +139,8 @@ def test_plan_inputs_of_every_kind_read_json_and_text() -> None:
         _plan_input(count, 2.5)
     choice = Field("p", Kind.CHOICE, "P.", "P", frozenset({Use.PLAN_INPUT}), enum=Precision)
     assert _plan_input(choice, "FP8") is Precision.FP8
-    with pytest.raises(InputError, match="must be bf16, fp16 or fp8"):
-        _plan_input(choice, "int4")
+    with pytest.raises(InputError, match="must be bf16, fp16, fp8 or int4"):
+        _plan_input(choice, "int3")
 
 
 def test_parse_bool_accepts_both_spellings() -> None:

@@ -73,12 +73,12 @@ def test_cli_plan_bad_flag(fixture_settings: Settings) -> None:
             "--tokens",
             "1e12",
             "--precision",
-            "int4",
+            "int3",
             *_db(fixture_settings),
         ],
     )
     assert result.exit_code == 2
-    assert "--precision: must be bf16, fp16 or fp8" in result.stderr
+    assert "--precision: must be bf16, fp16, fp8 or int4" in result.stderr
 
 
 def test_check_model_meets_the_calibration_targets() -> None:
@@ -177,6 +177,20 @@ def test_cli_estimate_reports_the_field_of_a_bad_scenario(fixture_settings: Sett
     result = runner.invoke(app, ["estimate", "-", *_db(fixture_settings)], input=json.dumps(bad))
     assert result.exit_code == 2
     assert "workload.op" in result.stderr
+
+
+def test_check_model_reports_serving_points_apart_with_held_out_error() -> None:
+    result = runner.invoke(
+        app,
+        ["check-model", str(REAL_DATA_DIR / "measurements.json"), "--data-dir", str(REAL_DATA_DIR)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    match = re.search(r"serving: expressed (\d+) inference points", result.stdout)
+    assert match and int(match.group(1)) >= 8
+    assert "serving, held out by source" in result.stdout
+    # the training table does not count them twice: they are sent to the serving section
+    assert "inference point: checked in the serving section below" in result.stdout
 
 
 def test_check_model_reports_bad_inputs(tmp_path: Path) -> None:

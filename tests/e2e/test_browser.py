@@ -178,7 +178,9 @@ def test_plan_form_verdict_table_and_charts(
     p.locator("#pf-max_nodes").fill("32")
     p.locator("#plan-form button[type=submit]").click()
     p.wait_for_url(
-        re.compile(r"/en/plan/\?max_nodes=32&model=405B&precision=bf16&stack=megatron&tokens=2e11$")
+        re.compile(
+            r"/en/plan/\?job=pretrain&max_nodes=32&model=405B&precision=bf16&stack=megatron&tokens=2e11$"
+        )
     )
     expect(p.locator("#verdict")).to_contain_text("needs more than one 8-GPU node")
     expect(p.locator("table.plan-options tbody tr").first).to_be_visible()
@@ -207,6 +209,30 @@ def test_plan_form_verdict_table_and_charts(
     assert not problems.items, problems.items
 
 
+def test_job_selector_shows_the_fields_of_the_job_and_sizes_inference(
+    page: tuple[Page, Problems], live_server: str
+) -> None:
+    p, problems = page
+    p.goto(f"{live_server}/en/plan/")
+    expect(p.locator("#pf-context")).to_be_hidden()
+    expect(p.locator("#pf-tokens")).to_be_visible()
+    p.locator("#pf-job").select_option("inference")
+    expect(p.locator("#pf-context")).to_be_visible()
+    expect(p.locator("#pf-tokens")).to_be_hidden()
+    expect(p.locator("#pf-lora_rank")).to_be_hidden()
+    p.locator("#pf-model").select_option("405B")
+    p.locator("#pf-precision").select_option("fp8")
+    p.locator("#pf-context").fill("32768")
+    p.locator("#pf-concurrency").fill("32")
+    p.locator("#plan-form button[type=submit]").click()
+    # hidden training fields are not sent, so the URL holds only what inference uses
+    p.wait_for_url(re.compile(r"/en/plan/\?concurrency=32&context=32768&job=inference&"))
+    assert "tokens=" not in p.url
+    expect(p.locator("table.serving tbody tr").first).to_be_visible()
+    expect(p.locator("#verdict")).to_contain_text("Do you need multi-node?")
+    assert not problems.items, problems.items
+
+
 def test_plan_in_german_with_charts_and_no_console_errors(
     browser: Browser, live_server: str, screenshots: Path
 ) -> None:
@@ -220,7 +246,9 @@ def test_plan_in_german_with_charts_and_no_console_errors(
     p.locator("#pf-tokens").fill("1e11")
     p.locator("#plan-form button[type=submit]").click()
     p.wait_for_url(
-        re.compile(r"/de/plan/\?max_nodes=64&model=7B&precision=bf16&stack=megatron&tokens=1e11$")
+        re.compile(
+            r"/de/plan/\?job=pretrain&max_nodes=64&model=7B&precision=bf16&stack=megatron&tokens=1e11$"
+        )
     )
     expect(p.locator("#verdict")).to_contain_text("Nein: Ein Knoten mit 8 GPUs")
     expect(p.locator("table.per-gpu tbody tr")).to_have_count(3)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from clusterscout.catalog.load import load_gpus
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.checkmodel import (
     LARGE_MESSAGE_BYTES,
@@ -58,7 +59,7 @@ def test_check_model_meets_targets(cal: Calibration) -> None:
     # the stored figures must match the data they came from (the file is current)
     assert report.p90_abs_error_pct == pytest.approx(cal.p90_abs_error_pct, abs=0.05)
     assert report.median_abs_error_pct == pytest.approx(cal.median_abs_error_pct, abs=0.05)
-    assert len(report.results) == cal.figures["in_sample"].points
+    assert len(report.dense_results) == cal.figures["in_sample"].points
     # held out by source, the issue-8 targets
     held = cal.figures["holdout"]
     assert held.median_abs_error_pct <= 10.0
@@ -67,6 +68,24 @@ def test_check_model_meets_targets(cal: Calibration) -> None:
     out = report.to_dict()
     assert out["expressed"] == len(report.results)
     assert {"id", "reason"} == set(out["unexpressed"][0])
+
+
+def test_moe_points_are_expressed_and_reported_apart(cal: Calibration) -> None:
+    # the catalog's GPUs (B300 too), as scripts/calibrate_moe.py expresses them
+    report = check(_points(), load_gpus(DATA_DIR), cal)
+    moe = report.moe_results
+    # issue 11: at least 10 published MoE training points, none of them in the dense figures
+    assert len(moe) >= 10
+    assert all(r.stack is not None for r in moe)
+    assert not {r.id for r in moe} & {r.id for r in report.dense_results}
+    # the stored MoE figures come from the same points and constants (the file is current)
+    stored = cal.moe.figures["in_sample"]
+    assert stored.points == len(moe)
+    assert report.moe_figures.median_abs_error_pct == pytest.approx(
+        stored.median_abs_error_pct, abs=0.05
+    )
+    assert "holdout" in cal.moe.figures
+    assert report.to_dict()["moe"]["points"] == len(moe)
 
 
 def test_every_unexpressed_point_has_a_reason(cal: Calibration) -> None:
@@ -209,7 +228,7 @@ def test_express_refuses_with_reason(changes: dict[str, Any], reason: str) -> No
         ({"global_batch": None}, "tokens_per_s_per_gpu", "global batch"),
         ({"parallelism": None}, "tokens_per_s_per_gpu", "parallel layout"),
         ({"model": {"name": "X"}}, "tokens_per_s_per_gpu", "model size"),
-        ({"model": {"name": "X", "params": 1e9, "experts": 8}}, "tokens_per_s_per_gpu", "mixture"),
+        ({"model": {"name": "X", "params": 1e9, "experts": 8}}, "tokens_per_s_per_gpu", "top-k"),
         ({"precision": "fp4"}, "tokens_per_s_per_gpu", "not modelled"),
         ({"stack": "other"}, "tokens_per_s_per_gpu", "no fitted constants"),
         ({}, "time_to_train", "no absolute model output"),

@@ -245,3 +245,30 @@ def test_vanishing_positive_values_are_rejected(workload: dict[str, Any], field:
     with pytest.raises(InputError, match="must be at least") as info:
         parse_scenario({"cluster": COLLECTIVE["cluster"], "workload": workload})
     assert info.value.field == field
+
+
+def test_training_scenarios_take_a_fine_tuning_job() -> None:
+    body = copy.deepcopy(DESIGN_TRAINING)
+    body["workload"]["job"] = "qlora"
+    body["workload"]["lora_rank"] = 64
+    work = parse_scenario(body).workload
+    assert (work.job.value, work.lora_rank) == ("qlora", 64)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"precision": "int4"}, "workload.precision"),
+        ({"job": "inference"}, "workload.job"),
+        ({"lora_rank": 8}, "workload.lora_rank"),
+        ({"job": "lora", "lora_rank": 0}, "workload.lora_rank"),
+    ],
+)
+def test_fine_tuning_fields_that_do_not_apply_name_the_field(
+    extra: dict[str, Any], field: str
+) -> None:
+    body = copy.deepcopy(DESIGN_TRAINING)
+    body["workload"].update(extra)
+    with pytest.raises(InputError) as info:
+        parse_scenario(body)
+    assert info.value.field == field

@@ -62,15 +62,28 @@ CUSTOM: dict[str, Any] = {
     "region": "eu",
     "stack": "pytorch",
     "include_unknown": ["region"],
+    "job": "lora",
+    "lora_rank": 8,
 }
-"""The other way to name a job: a parameter count and optimizer steps."""
+"""The other way to name a job: a parameter count and optimizer steps (a LoRA fine-tune)."""
+SERVING: dict[str, Any] = {
+    "model": "70B",
+    "job": "inference",
+    "precision": "fp8",
+    "context": 8192,
+    "concurrency": 16,
+    "target_tokens_per_s": 5000,
+}
+"""An inference sizing: the serving fields."""
 
 
-def test_the_two_bodies_use_every_plan_field() -> None:
-    assert set(BODY) | set(CUSTOM) == set(PLAN_FIELD_NAMES)
+def test_the_bodies_use_every_plan_field() -> None:
+    assert set(BODY) | set(CUSTOM) | set(SERVING) == set(PLAN_FIELD_NAMES)
 
 
-@pytest.mark.parametrize("body", [BODY, CUSTOM], ids=["preset", "custom"])
+@pytest.mark.parametrize(
+    "body", [BODY, CUSTOM, SERVING], ids=["preset", "custom-lora", "inference"]
+)
 def test_plan_with_every_field_answers_as_the_api(
     client: TestClient, fixture_settings: Settings, body: dict[str, Any]
 ) -> None:
@@ -80,7 +93,14 @@ def test_plan_with_every_field_answers_as_the_api(
     api = client.post("/api/v1/plan", json=body)
     assert api.status_code == 200, api.text
     assert json.loads(cli.stdout) == api.json()
-    assert api.json()["options"] or body is CUSTOM  # the preset body leaves an option
+    answer = api.json()
+    if body is SERVING:
+        # a serving answer: its sizing per GPU model, no training options
+        assert answer["job"] == "inference" and answer["options"] == []
+        assert answer["serving"]["per_gpu"] and answer["serving"]["concurrency"] == 16
+    else:
+        assert answer["options"] or body is CUSTOM  # the preset body leaves an option
+        assert answer["job"] == body.get("job", "pretrain")
 
 
 def test_python_api_to_dict_is_the_api_json(client: TestClient, fixture_data_dir: Path) -> None:

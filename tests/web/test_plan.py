@@ -27,6 +27,7 @@ ENGLISH = (
     "Rank by cost",
     "Scaling efficiency",
     "Pareto front",
+    "Where the time of one training step goes",
     "Assumptions",
     "These are estimates",
     "Mixed-precision Adam",
@@ -209,7 +210,7 @@ def test_sitemap_lists_the_planner(client: TestClient) -> None:
     assert "http://testserver/pt/plan/" in client.get("/sitemap.xml").text
 
 
-@pytest.mark.parametrize("name", ["scaling", "cost-time"])
+@pytest.mark.parametrize("name", ["scaling", "cost-time", "step"])
 @pytest.mark.parametrize("lang", ["en", "de"])
 def test_chart_routes_answer_valid_svg(client: TestClient, name: str, lang: str) -> None:
     r = client.get(f"/{lang}/plan/chart/{name}.svg{Q405}")
@@ -229,6 +230,36 @@ def test_charts_are_localized(client: TestClient) -> None:
     assert "Skalierungseffizienz" in client.get(f"/de/plan/chart/scaling.svg{Q405}").text
     assert "Jobkosten" in client.get(f"/de/plan/chart/cost-time.svg{Q405}").text
     assert "InfiniBand — Alpha Cloud" in client.get(f"/en/plan/chart/scaling.svg{Q405}").text
+
+
+QMOE = "?max_nodes=64&model=deepseek-v3&precision=bf16&tokens=1e12"
+ALL_TO_ALL = {
+    "en": "All-to-all (expert parallelism)",
+    "pt": "All-to-all (paralelismo de especialistas)",
+    "es": "All-to-all (paralelismo de expertos)",
+    "fr": "All-to-all (parallélisme d'experts)",
+    "de": "All-to-all (Expertenparallelität)",
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_moe_plan_shows_ep_and_the_all_to_all_bar(client: TestClient, lang: str) -> None:
+    r = client.get(f"/{lang}/plan/{QMOE}")
+    assert r.status_code == 200
+    html = r.text
+    assert re.search(r"TP \d+ · PP \d+ (· VP \d+ )?· EP \d+ · DP \d+", html)
+    assert f'src="/{lang}/plan/chart/step.svg{QMOE.replace("&", "&amp;")}"' in html
+    label = ALL_TO_ALL[lang].replace("'", "&#39;")
+    assert label in html
+    svg = client.get(f"/{lang}/plan/chart/step.svg{QMOE}").text
+    assert ALL_TO_ALL[lang].replace("'", "&#39;") in svg or ALL_TO_ALL[lang] in svg
+
+
+def test_dense_plan_has_no_all_to_all_bar(client: TestClient) -> None:
+    html = client.get(f"/en/plan/{Q405}").text
+    assert "chart/step.svg" in html
+    assert ALL_TO_ALL["en"] not in html
+    assert " · EP " not in html
 
 
 def test_chart_errors_are_4xx(client: TestClient) -> None:
@@ -268,3 +299,62 @@ def test_stack_and_spot_are_form_inputs_kept_in_the_url(client: TestClient) -> N
     assert "Times assume the PyTorch FSDP / torchtitan software stack." in visible_text(html)
     plain = client.get("/en/plan/?model=8B&stack=megatron&tokens=1e10").text
     assert not re.search(r'id="pf-allow_spot"[^>]* checked', plain)
+
+
+QSERVE = "?concurrency=32&context=32768&job=inference&model=405B&precision=fp8"
+SERVING_ENGLISH = (
+    "Nodes, speed and cost per GPU model",
+    "Smallest replica",
+    "USD per million tokens",
+    "Tokens/s are a rough estimate",
+    "KV cache of all concurrent sequences",
+    "Serving memory",
+)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_inference_plan_shows_nodes_and_tokens_per_gpu_model(client: TestClient, lang: str) -> None:
+    r = client.get(f"/{lang}/plan/{QSERVE}")
+    assert r.status_code == 200, r.text
+    assert 'class="per-gpu serving"' in r.text
+    assert "TP 8 × PP" in r.text
+    assert 'id="options"' not in r.text  # no training options for serving
+    if lang in TRANSLATED:
+        text = visible_text(r.text)
+        leaked = [s for s in SERVING_ENGLISH if s in text]
+        assert leaked == []
+
+
+def test_job_selector_marks_the_fields_each_job_uses(client: TestClient) -> None:
+    r = client.get("/en/plan/")
+    assert 'id="pf-job"' in r.text
+    assert 'data-jobs="inference"' in r.text
+    assert 'data-jobs="lora qlora"' in r.text
+
+
+def test_lora_plan_names_its_job(client: TestClient) -> None:
+    r = client.get("/en/plan/?job=lora&lora_rank=8&model=70B&tokens=1e9")
+    assert r.status_code == 200
+    assert "LoRA fine-tuning (BF16 weights)" in r.text
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("?job=sometimes&model=70B&tokens=1e9", "job"),
+        ("?lora_rank=8&model=70B&tokens=1e9", "lora_rank"),
+        ("?concurrency=0&job=inference&model=70B", "concurrency"),
+        ("?model=70B&precision=int4&tokens=1e9", "precision"),
+    ],
+)
+def test_job_inputs_that_do_not_apply_are_400_next_to_the_field(
+    client: TestClient, query: str, field: str
+) -> None:
+    r = client.get(f"/en/plan/{query}")
+    assert r.status_code == 400
+    assert f'id="err-{field}"' in r.text
+
+
+def test_inference_plans_have_no_charts(client: TestClient) -> None:
+    r = client.get(f"/en/plan/chart/scaling.svg{QSERVE}")
+    assert r.status_code == 404

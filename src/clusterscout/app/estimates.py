@@ -15,6 +15,7 @@ from clusterscout.catalog.calibration import CalibrationError, load_calibration,
 from clusterscout.catalog.load import load_gpus
 from clusterscout.catalog.problems import Problem, has_errors
 from clusterscout.domain.errors import InputError
+from clusterscout.model import checkinference
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.checkmodel import CheckReport, check
 from clusterscout.model.estimate import EstimateResult, estimate
@@ -96,3 +97,23 @@ def check_model(points: Sequence[Any], data_dir: Path) -> tuple[CheckReport, Cal
         )
     calibration = load_calibration(data_dir)
     return check(points, gpus, calibration), calibration
+
+
+def check_serving(points: Sequence[Any], data_dir: Path) -> tuple[CheckReport, Calibration]:
+    """Predicted vs measured for the inference points (the decode roofline), like check_model.
+
+    Raises:
+        CatalogInvalidError: when ``data_dir`` has no usable GPU figures.
+        CalibrationError: when ``data_dir`` has no calibration, or one without inference.
+    """
+    problems: list[Problem] = []
+    gpus = load_gpus(data_dir, problems)
+    if has_errors(problems) or not gpus:
+        raise CatalogInvalidError(
+            [*problems, Problem(f"{data_dir}/gpus.toml", "", "cannot load GPU figures")]
+        )
+    calibration = load_calibration(data_dir)
+    if calibration.inference is None:
+        msg = f"{data_dir}/calibration.toml: no [inference] table"
+        raise CalibrationError(msg)
+    return checkinference.check(points, gpus, calibration.inference), calibration

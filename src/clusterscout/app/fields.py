@@ -26,14 +26,17 @@ from clusterscout.domain.models import (
     PriceTier,
     ProvisioningMode,
 )
-from clusterscout.model.inputs import Precision, Stack
+from clusterscout.model.inputs import JobKind, Precision, Stack
 from clusterscout.model.planner.request import (
     DEFAULT_MAX_NODES,
     MAX_BATCH_TOKENS,
+    MAX_CONCURRENCY,
+    MAX_LORA_RANK,
     MAX_PARAMS,
     MAX_PLAN_NODES,
     MAX_SEQ_LEN,
     MAX_STEPS,
+    MAX_TARGET_TOKENS_PER_S,
     MAX_TOKENS,
     MIN_PARAMS,
 )
@@ -232,6 +235,23 @@ FIELDS: Final[tuple[Field, ...]] = (
         ),
     ),
     Field(
+        "job",
+        Kind.CHOICE,
+        N_(
+            "What to run: pretrain (the default), full_finetune, lora, qlora or inference "
+            "(serving; uses context, concurrency and target_tokens_per_s)."
+        ),
+        N_("Job"),
+        _PLAN,
+        enum=JobKind,
+        form=FormField(
+            FormSection.JOB,
+            Widget.SELECT,
+            default="pretrain",
+            advice=N_("Choose pretrain, full_finetune, lora, qlora or inference."),
+        ),
+    ),
+    Field(
         "tokens",
         Kind.NUMBER,
         N_("Tokens to train, e.g. 1e12."),
@@ -259,7 +279,10 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field(
         "precision",
         Kind.CHOICE,
-        N_("Number format of the matrix multiplications: bf16, fp16 (as bf16) or fp8."),
+        N_(
+            "Number format of the matrix multiplications: bf16, fp16 (as bf16) or fp8; "
+            "int4 (4-bit weights) for inference only."
+        ),
         N_("Precision"),
         _PLAN,
         enum=Precision,
@@ -304,6 +327,67 @@ FIELDS: Final[tuple[Field, ...]] = (
         _PLAN,
         minimum=1,
         maximum=MAX_BATCH_TOKENS,
+    ),
+    Field(
+        "lora_rank",
+        Kind.INTEGER,
+        N_("Adapter rank of a lora or qlora job (default 16)."),
+        N_("LoRA rank"),
+        _PLAN,
+        minimum=1,
+        maximum=MAX_LORA_RANK,
+        form=FormField(
+            FormSection.JOB,
+            Widget.NUMBER,
+            advice=N_("Enter a whole-number rank between 1 and 4096, for a lora or qlora job."),
+        ),
+    ),
+    Field(
+        "context",
+        Kind.INTEGER,
+        N_(
+            "Inference: tokens of context each sequence keeps in the KV cache (default: the "
+            "preset's sequence length)."
+        ),
+        N_("Context length (tokens)"),
+        _PLAN,
+        minimum=1,
+        maximum=MAX_SEQ_LEN,
+        form=FormField(
+            FormSection.JOB,
+            Widget.NUMBER,
+            advice=N_("Enter a context length in tokens, for the inference job."),
+        ),
+    ),
+    Field(
+        "concurrency",
+        Kind.INTEGER,
+        N_("Inference: sequences decoded at the same time by one replica (default 1)."),
+        N_("Concurrent sequences"),
+        _PLAN,
+        minimum=1,
+        maximum=MAX_CONCURRENCY,
+        form=FormField(
+            FormSection.JOB,
+            Widget.NUMBER,
+            advice=N_("Enter a whole number of concurrent sequences, for the inference job."),
+        ),
+    ),
+    Field(
+        "target_tokens_per_s",
+        Kind.NUMBER,
+        N_(
+            "Inference: output tokens per second to serve in total; replicas are added to reach it."
+        ),
+        N_("Target tokens/s"),
+        _PLAN,
+        minimum=0,
+        maximum=MAX_TARGET_TOKENS_PER_S,
+        form=FormField(
+            FormSection.JOB,
+            Widget.NUMBER,
+            advice=N_("Enter a target in output tokens per second greater than 0."),
+        ),
     ),
     Field(
         "allow_spot",

@@ -22,6 +22,7 @@ from clusterscout.model.calibration import Calibration
 from clusterscout.model.cost import effective_usd_per_gpu_hour
 from clusterscout.model.inputs import (
     ClusterSpec,
+    JobKind,
     Parallelism,
     Precision,
     Recompute,
@@ -88,6 +89,8 @@ def scaling_curves(conn: Connection, body: Any) -> list[ScalingCurve]:
         InputError: as ``plans.run_plan``.
     """
     request, _, records = plan_inputs(conn, body)
+    if request.job is JobKind.INFERENCE:
+        return []  # serving has no training steps to scale
     job = job_for(request)
     gpus = gpu_specs(conn)
     calibration = stored_calibration(conn)

@@ -17,7 +17,9 @@ from clusterscout.model.calibration import (
     Calibration,
     ErrorFigures,
     FabricCalibration,
+    InferenceCalibration,
     IntraNodeCalibration,
+    MoeCalibration,
     StackCalibration,
     TrainingCalibration,
     UtilisationCurve,
@@ -101,6 +103,18 @@ class _Check(_Fraction):
     figures: dict[str, _Figures] = Field(default_factory=dict)
 
 
+class _Inference(_Fraction):
+    bandwidth_efficiency: float = Field(gt=0, le=1)
+    compute_efficiency: float = Field(gt=0, le=1)
+    figures: dict[str, _Figures] = Field(default_factory=dict)
+
+
+class _Moe(_Fraction):
+    expert_efficiency: float = Field(gt=0, le=1.5)
+    all_to_all_exposed: float = Field(ge=0, le=1)
+    figures: dict[str, _Figures] = Field(default_factory=dict)
+
+
 class _File(_Strict):
     schema_version: int = Field(ge=2, le=2)
     note: str = ""
@@ -111,6 +125,32 @@ class _File(_Strict):
     stacks: dict[Stack, _Stack]
     training: _Training
     check: _Check
+    inference: _Inference | None = None
+    moe: _Moe | None = None
+
+
+def _figures(table: dict[str, _Figures]) -> dict[str, ErrorFigures]:
+    return {
+        key: ErrorFigures(
+            f.points,
+            f.median_abs_error_pct,
+            f.p90_abs_error_pct,
+            f.optimistic_share,
+            f.median_signed_error_pct,
+        )
+        for key, f in table.items()
+    }
+
+
+def _moe(data: _Moe | None) -> MoeCalibration:
+    if data is None:
+        return MoeCalibration()
+    return MoeCalibration(
+        expert_efficiency=data.expert_efficiency,
+        all_to_all_exposed=data.all_to_all_exposed,
+        sources=data.sources,
+        figures=_figures(data.figures),
+    )
 
 
 class CalibrationError(ValueError):
@@ -193,17 +233,19 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
         p90_abs_error_pct=data.check.p90_abs_error_pct,
         holdout_median_abs_error_pct=data.check.holdout_median_abs_error_pct,
         holdout_p90_abs_error_pct=data.check.holdout_p90_abs_error_pct,
-        figures={
-            key: ErrorFigures(
-                f.points,
-                f.median_abs_error_pct,
-                f.p90_abs_error_pct,
-                f.optimistic_share,
-                f.median_signed_error_pct,
-            )
-            for key, f in data.check.figures.items()
-        },
+        figures=_figures(data.check.figures),
         test_sources=tuple(data.check.test_sources),
+        inference=(
+            InferenceCalibration(
+                data.inference.bandwidth_efficiency,
+                data.inference.compute_efficiency,
+                _figures(data.inference.figures),
+                data.inference.sources,
+            )
+            if data.inference is not None
+            else None
+        ),
+        moe=_moe(data.moe),
         sources={"protocol": data.protocol.sources, "check": data.check.sources},
     )
 

@@ -26,7 +26,7 @@ from clusterscout.cli.options import (
 from clusterscout.cli.output import Column, out, print_json, print_table
 from clusterscout.model.calibration import Calibration, ErrorFigures
 from clusterscout.model.checkmodel import CheckReport, figures_by_stack
-from clusterscout.model.planner.results import PlanResult
+from clusterscout.model.planner.results import PlanOption, PlanResult
 from clusterscout.web.schemas import estimate_json, plan_json
 
 
@@ -111,7 +111,97 @@ def plan(limit: int, fmt: str, database_url: str | None, **fields: Any) -> None:
     if fmt == "json":
         print_json(plan_json(result))
         return
+    if result.serving is not None:
+        print_serving(result, limit)
+        return
     print_plan(result, limit)
+
+
+def _money(value: float | None, digits: int = 2) -> str:
+    return "unknown" if value is None else f"{value:,.{digits}f}"
+
+
+def print_serving(result: PlanResult, limit: int) -> None:
+    """An inference sizing as text: the memory sum, nodes and tokens/s per GPU model, offers."""
+    sp = result.serving
+    if sp is None:  # pragma: no cover - print_plan handles training plans
+        return
+    fewest = result.min_gpus_to_fit if result.min_gpus_to_fit is not None else "none"
+    out.print(
+        f"[bold]Needs multi-node:[/bold] {_verdict(result)} — weights "
+        f"{sp.weights_gib:,.0f} GiB ({sp.precision.value}) + KV cache {sp.kv_cache_gib:,.0f} GiB "
+        f"({sp.concurrency} sequences x {sp.context:,} tokens); smallest GPU count that fits: "
+        f"{fewest}",
+        highlight=False,
+    )
+    target = f"; target {sp.target_tokens_per_s:,.0f} tokens/s" if sp.target_tokens_per_s else ""
+    out.print(
+        f"Rough estimate: decode tokens/s from a memory-bandwidth roofline, ±"
+        f"{sp.error_band_pct:.0f}% (p90 on held-out serving benchmarks); prefill is left "
+        f"out{target}.",
+        highlight=False,
+    )
+    rows = []
+    for v in sorted(sp.per_gpu, key=lambda v: (v.nodes or 10**9, -(v.tokens_per_s or 0))):
+        fits = v.tp is not None
+        rows.append(
+            [
+                v.gpu,
+                f"tp{v.tp} pp{v.pp}" if fits else "does not fit",
+                f"{(v.weights_gib_per_gpu or 0) + (v.kv_cache_gib_per_gpu or 0):,.0f}"
+                if fits
+                else "",
+                str(v.replicas) if fits else "",
+                str(v.nodes) if fits else "",
+                f"{v.tokens_per_s:,.0f}" if v.tokens_per_s else "",
+                _money(v.usd_per_hour),
+                _money(v.usd_per_million_tokens),
+            ]
+        )
+    print_table(
+        "Per GPU model (8-GPU nodes; price: cheapest listed offer of that GPU)",
+        [
+            Column("GPU"),
+            Column("replica"),
+            Column("GiB/GPU", right=True),
+            Column("replicas", right=True),
+            Column("nodes", right=True),
+            Column("tokens/s", right=True),
+            Column("USD/h", right=True),
+            Column("USD/Mtok", right=True),
+        ],
+        rows,
+    )
+    offer_rows = [
+        [
+            o.offer.offer_id,
+            o.offer.gpu,
+            str(o.nodes),
+            f"tp{o.tp} pp{o.pp} x{o.replicas}",
+            f"{o.tokens_per_s:,.0f}",
+            _money(o.usd_per_hour),
+            _money(o.usd_per_million_tokens),
+        ]
+        for o in sp.options[:limit]
+    ]
+    if offer_rows:
+        print_table(
+            "Offers by cost per million output tokens",
+            [
+                Column("offer"),
+                Column("GPU"),
+                Column("nodes", right=True),
+                Column("layout"),
+                Column("tokens/s", right=True),
+                Column("USD/h", right=True),
+                Column("USD/Mtok", right=True),
+            ],
+            offer_rows,
+        )
+    if result.excluded:
+        out.print(f"left out ({len(result.excluded)}):", highlight=False)
+        for e in result.excluded:
+            out.print(f"  {e.offer.offer_id}: {e.reason.value}", highlight=False, markup=False)
 
 
 def _verdict(result: PlanResult) -> str:
@@ -161,13 +251,21 @@ _OPTION_COLUMNS = (
 )
 
 
+def _step_line(option: PlanOption) -> str:
+    """One step of option 1 by cause (all-to-all shows for MoE layouts), seconds."""
+    parts = ", ".join(f"{k} {v:.3g}" for k, v in option.breakdown.items() if v > 0)
+    return f"Step of option #1 ({sum(option.breakdown.values()):.3g} s): {parts}"
+
+
 def print_plan(result: PlanResult, limit: int) -> None:
     """The plan as text: the verdict, the options table and what was left out."""
     mem = result.memory
     fewest = result.min_gpus_to_fit if result.min_gpus_to_fit is not None else "none"
+    rank = f", adapter rank {result.lora_rank}" if result.lora_rank else ""
     out.print(
-        f"[bold]Needs multi-node:[/bold] {_verdict(result)} — model states (weights, "
-        f"gradients, Adam) {mem.total_state_gib:,.0f} GiB; smallest GPU count that fits: {fewest}",
+        f"[bold]Needs multi-node:[/bold] {_verdict(result)} — job {result.job.value}{rank}: "
+        f"model states (weights, gradients, Adam) {mem.total_state_gib:,.0f} GiB; smallest GPU "
+        f"count that fits: {fewest}",
         highlight=False,
     )
     out.print(_deadline_line(result), highlight=False)
@@ -193,7 +291,8 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 o.offer.gpu,
                 f"{o.offer.usd_per_gpu_hour:.2f} {o.offer.price_tier or ''}".strip(),
                 str(o.nodes),
-                f"tp{lay.tp} pp{lay.pp} dp{lay.dp} {lay.sharding.value}"
+                f"tp{lay.tp} pp{lay.pp}{f' ep{lay.ep}' if lay.ep > 1 else ''} dp{lay.dp} "
+                f"{lay.sharding.value}"
                 + (f" batch {lay.global_batch}" if o.steps not in (0, result.steps) else ""),
                 f"{o.time_hours:,.1f}",
                 f"{o.cost_usd:,.0f}",
@@ -208,6 +307,7 @@ def print_plan(result: PlanResult, limit: int) -> None:
     )
     if rows:
         print_table(title, _OPTION_COLUMNS, rows)
+        out.print(_step_line(result.options[0]), highlight=False, markup=False)
     else:
         out.print(
             "No option finishes within the deadline and budget; the offers left out say why.",
@@ -266,10 +366,55 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
     for u in report.unexpressed:
         out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
     _print_error_figures(report, calibration)
+    with reporting():
+        serving, _ = estimates.check_serving(points, data_dir)
+    _print_serving_check(serving, calibration)
     out.print(
         f"expressed {len(report.results)} of {report.total} points; "
         f"median abs error {report.median_abs_error_pct:.1f}%, "
         f"p90 abs error {report.p90_abs_error_pct:.1f}%",
+        highlight=False,
+    )
+
+
+def _print_serving_check(report: CheckReport, calibration: Calibration) -> None:
+    """The inference points apart: the decode roofline, its in-sample and held-out error."""
+    print_table(
+        "serving (inference) points: decode roofline, predicted vs measured",
+        [
+            Column("point"),
+            Column("metric"),
+            Column("measured", right=True),
+            Column("predicted", right=True),
+            Column("error %", right=True),
+        ],
+        [
+            [
+                r.id,
+                f"{r.metric} ({r.unit})",
+                _num(r.measured),
+                _num(r.predicted),
+                f"{r.signed_error_pct:+.1f}",
+            ]
+            for r in report.results
+        ],
+    )
+    out.print(f"inference points not expressed ({len(report.unexpressed)}):", highlight=False)
+    for u in report.unexpressed:
+        out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
+    out.print("serving, in sample (these points, current constants):", highlight=False)
+    out.print(_figure_line("all", report.figures), highlight=False)
+    held = calibration.inference.figures.get("holdout") if calibration.inference else None
+    if held is not None:
+        out.print(
+            "serving, held out by source (each source predicted by constants fitted on the "
+            "others):",
+            highlight=False,
+        )
+        out.print(_figure_line("all", held), highlight=False)
+    out.print(
+        f"serving: expressed {len(report.results)} inference points; median abs error "
+        f"{report.median_abs_error_pct:.1f}%, p90 abs error {report.p90_abs_error_pct:.1f}%\n",
         highlight=False,
     )
 
@@ -294,7 +439,7 @@ def _print_error_figures(report: CheckReport, calibration: Calibration) -> None:
         highlight=False,
     )
     out.print(_figure_line("all", report.figures), highlight=False)
-    for stack, fig in figures_by_stack(report.results).items():
+    for stack, fig in figures_by_stack(report.dense_results).items():
         out.print(_figure_line(stack, fig), highlight=False)
     figures = calibration.figures
     titles = {
@@ -310,3 +455,23 @@ def _print_error_figures(report: CheckReport, calibration: Calibration) -> None:
         for stack in ("megatron", "pytorch", "deepspeed"):
             if f"{key}.{stack}" in figures:
                 out.print(_figure_line(stack, figures[f"{key}.{stack}"]), highlight=False)
+    _print_moe_figures(report, calibration)
+
+
+def _print_moe_figures(report: CheckReport, calibration: Calibration) -> None:
+    """The MoE section: its points are fitted and counted apart from the dense ones."""
+    out.print(
+        f"\nmixture-of-experts training ({len(report.moe_results)} points, reported apart "
+        "from the figures above and from the last line's dense and collective error):",
+        highlight=False,
+    )
+    out.print(_figure_line("in sample", report.moe_figures), highlight=False)
+    for stack, fig in figures_by_stack(report.moe_results).items():
+        out.print(_figure_line(stack, fig), highlight=False)
+    held = calibration.moe.figures.get("holdout")
+    if held is not None:
+        out.print(
+            "held out by source (the two MoE constants refitted without each source):",
+            highlight=False,
+        )
+        out.print(_figure_line("held out", held), highlight=False)

@@ -153,6 +153,45 @@ class TrainingCalibration:
 
 
 @dataclass(frozen=True, slots=True)
+class InferenceCalibration:
+    """Constants of the serving (decode) roofline, fitted on published serving benchmarks.
+
+    Attributes:
+        bandwidth_efficiency: achieved share of the GPU's HBM bandwidth while decoding.
+        compute_efficiency: achieved share of dense peak TFLOP/s on decode and prefill math.
+        figures: error figures at calibration time (``in_sample``, ``holdout``: each source
+            predicted by constants fitted without it).
+        sources: measurement ids and URLs.
+    """
+
+    bandwidth_efficiency: float
+    compute_efficiency: float
+    figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
+    sources: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MoeCalibration:
+    """Constants of mixture-of-experts training, fitted on MoE points only.
+
+    Attributes:
+        expert_efficiency: FLOP rate of the routed experts' grouped GEMMs (with routing,
+            token permutation and load imbalance) relative to the dense GEMMs of the same step.
+        all_to_all_exposed: share of the expert-parallel all-to-all time left on the critical
+            path (the rest overlaps other micro-batches' compute, as Megatron-Core's 1F1B
+            all-to-all overlap and DeepEP do, or is saved by node-limited routing).
+        sources: measurement ids and URLs.
+        figures: error figures of the MoE points, keyed ``in_sample`` and ``holdout``
+            (leave one source out, refitting only these constants).
+    """
+
+    expert_efficiency: float = 1.0
+    all_to_all_exposed: float = 1.0
+    sources: str = ""
+    figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Calibration:
     """All constants of the model; one value per deployment, loaded from data.
 
@@ -172,6 +211,8 @@ class Calibration:
         figures: error figures measured at calibration time, keyed ``holdout``,
             ``holdout.<stack>``, ``test`` (sources never used for fitting), ``test.<stack>``.
         test_sources: the source groups kept out of every fit as a final test.
+        inference: the serving roofline's constants (None: this calibration has none).
+        moe: mixture-of-experts constants (neutral defaults when the file has none).
     """
 
     fabrics: Mapping[FabricKind, FabricCalibration]
@@ -189,6 +230,8 @@ class Calibration:
     holdout_p90_abs_error_pct: float | None = None
     figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
     test_sources: tuple[str, ...] = ()
+    inference: InferenceCalibration | None = None
+    moe: MoeCalibration = field(default_factory=MoeCalibration)
 
     @property
     def error_band_pct(self) -> float:
@@ -200,6 +243,17 @@ class Calibration:
         if self.holdout_p90_abs_error_pct is not None:
             return self.holdout_p90_abs_error_pct
         return self.p90_abs_error_pct
+
+    def band_for(self, moe: bool) -> float:
+        """The error band of a plan: ``error_band_pct``, or the MoE held-out p90 for MoE models.
+
+        MoE points are fitted and measured apart (ADR 0017); their larger held-out error is
+        what an MoE plan can expect. Without MoE figures the dense band applies.
+        """
+        held = self.moe.figures.get("holdout")
+        if moe and held is not None:
+            return held.p90_abs_error_pct
+        return self.error_band_pct
 
     def curve_for(self, gpu_name: str) -> UtilisationCurve:
         """Utilisation curve of ``gpu_name``, or the default curve when it was not fitted."""

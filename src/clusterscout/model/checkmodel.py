@@ -9,6 +9,7 @@ The few rules that read more into a point than its fields say (``INTERPRETATIONS
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,13 @@ INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
         "why": "DGX B200 with 8 x 400 Gb/s ConnectX-7 stated, fabric kind not: NVIDIA's DGX "
         "B200 SuperPOD reference design uses InfiniBand",
     },
+    "mcore-modelzoo-qwen3-235b-h100-256-intranode-ep8-pp32-a2a": {
+        "vp": 2,
+        "why": "the run uses 32 stages x 3 virtual stages = 96 chunks for 94 layers (Megatron's "
+        "custom pipeline layout gives the embedding and the loss chunks of their own); the "
+        "model splits layers evenly and cannot hold more chunks than layers, so the point is "
+        "expressed with vp = 2 (the bubble changes by about 1% of the step)",
+    },
     "arxiv.org/abs/2407.21783": {
         "stack": "megatron",
         "sharding": "zero2",
@@ -76,6 +84,32 @@ INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
     },
 }
 """Facts applied to the points of a source group (or one point id) before expressing them."""
+
+DGX_NETWORK: Mapping[str, Mapping[str, Any]] = {
+    "H100-SXM-80GB": {
+        "fabric": "infiniband",
+        "per_node_gbps": 3200,
+        "why": "NVIDIA's performance tables name the system (DGX H100) but not its network: a "
+        "DGX H100 has eight single-port 400 Gb/s ConnectX-7 compute adapters (https://docs."
+        "nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/"
+        "latest/core-components.html) and the DGX SuperPOD joins them with a rail-aligned "
+        "InfiniBand compute fabric (https://docs.nvidia.com/dgx-superpod/reference-architecture-"
+        "scalable-infrastructure-h100/latest/network-fabrics.html)",
+    },
+    "B200-SXM-180GB": {
+        "fabric": "infiniband",
+        "per_node_gbps": 3200,
+        "why": "as DGX H100: a DGX B200 has eight single-port 400 Gb/s ConnectX-7 compute "
+        "adapters (the same BasePOD core-components page), on an InfiniBand compute fabric in "
+        "NVIDIA's reference designs",
+    },
+}
+"""Network of NVIDIA DGX systems, applied to MoE points of NVIDIA's own performance tables
+(``DGX_SOURCES``) that name the system but not the fabric. GB200/GB300 rows are not: their
+NVLink domain spans 72 GPUs, which the two-level model does not express."""
+
+DGX_SOURCES = frozenset({"docs.nvidia.com/nemo", "docs.nvidia.com/nemo-framework"})
+"""Source groups of NVIDIA's NeMo / Megatron-Bridge / AutoModel performance tables."""
 
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0}
 _BANDWIDTH_UNITS = {"GB/s": 1.0, "Gbit/s": 1 / 8}
@@ -121,6 +155,7 @@ class PointResult:
             times; sets the sign of ``signed_error_pct``.
         stack: the training stack used, None for collectives.
         group: the source group (``source_group``).
+        moe: a mixture-of-experts training point (reported and fitted apart from dense).
     """
 
     id: str
@@ -132,6 +167,7 @@ class PointResult:
     speed_metric: bool = True
     stack: str | None = None
     group: str = ""
+    moe: bool = False
 
     @property
     def abs_error_pct(self) -> float:
@@ -203,9 +239,24 @@ class CheckReport:
         return len(self.results) + len(self.unexpressed)
 
     @property
+    def dense_results(self) -> tuple[PointResult, ...]:
+        """Collective and dense training points (the figures and fit of issue 8)."""
+        return tuple(r for r in self.results if not r.moe)
+
+    @property
+    def moe_results(self) -> tuple[PointResult, ...]:
+        """Mixture-of-experts training points, reported apart."""
+        return tuple(r for r in self.results if r.moe)
+
+    @property
     def figures(self) -> ErrorFigures:
-        """Error figures over all expressed points."""
-        return summarise(self.results)
+        """Error figures over the expressed dense and collective points."""
+        return summarise(self.dense_results)
+
+    @property
+    def moe_figures(self) -> ErrorFigures:
+        """Error figures over the expressed MoE points (in-sample)."""
+        return summarise(self.moe_results)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -223,6 +274,7 @@ class CheckReport:
                     "stack": r.stack,
                     "source_group": r.group,
                     "confidence": r.confidence,
+                    "moe": r.moe,
                 }
                 for r in self.results
             ],
@@ -233,7 +285,18 @@ class CheckReport:
             "p90_abs_error_pct": self.p90_abs_error_pct,
             "optimistic_share": overall.optimistic_share,
             "median_signed_error_pct": overall.median_signed_error_pct,
+            "moe": _figures_dict(self.moe_figures),
         }
+
+
+def _figures_dict(fig: ErrorFigures) -> dict[str, Any]:
+    return {
+        "points": fig.points,
+        "median_abs_error_pct": fig.median_abs_error_pct,
+        "p90_abs_error_pct": fig.p90_abs_error_pct,
+        "optimistic_share": fig.optimistic_share,
+        "median_signed_error_pct": fig.median_signed_error_pct,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +311,7 @@ class Expressed:
     output_key: str
     scale: float
     stack: str | None
+    moe: bool = False
 
 
 class UnexpressibleError(Exception):
@@ -261,7 +325,20 @@ class UnexpressibleError(Exception):
 def interpretation(point: Mapping[str, Any]) -> Mapping[str, Any]:
     """The audited facts applied to ``point`` (by id, else by source group), or none."""
     pid = str(point.get("id"))
-    return INTERPRETATIONS.get(pid) or INTERPRETATIONS.get(source_group(point), {})
+    found = INTERPRETATIONS.get(pid) or INTERPRETATIONS.get(source_group(point), {})
+    if not found and is_moe_point(point) and source_group(point) in DGX_SOURCES:
+        return DGX_NETWORK.get(str(point.get("gpu")), {})
+    return found
+
+
+def is_moe_point(point: Mapping[str, Any]) -> bool:
+    """True for a mixture-of-experts training point (experts, active params or ep > 1)."""
+    work = point.get("workload") or {}
+    if not isinstance(work, Mapping) or work.get("type") != "training":
+        return False
+    raw = work.get("model") or {}
+    par = work.get("parallelism") or {}
+    return bool(raw.get("experts") or raw.get("active_params") or (par.get("ep") or 1) > 1)
 
 
 def _gpu(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> GpuSpec:
@@ -289,10 +366,11 @@ def _cluster(point: Mapping[str, Any], interp: Mapping[str, Any]) -> dict[str, A
         fabric = interp.get("fabric", point.get("fabric"))
         if fabric is None:
             raise UnexpressibleError("fabric not stated or not a modelled kind")
-        if point.get("per_node_gbps") is None:
+        gbps = interp.get("per_node_gbps", point.get("per_node_gbps"))
+        if gbps is None:
             raise UnexpressibleError("per-node bandwidth not stated")
         cluster["fabric"] = fabric
-        cluster["per_node_gbps"] = point["per_node_gbps"]
+        cluster["per_node_gbps"] = gbps
     return cluster
 
 
@@ -326,17 +404,45 @@ def _collective(
     return workload, key, scale
 
 
-def _reject_moe(work: Mapping[str, Any]) -> None:
-    raw = work.get("model") or {}
-    par = work.get("parallelism") or {}
-    if raw.get("experts") or raw.get("active_params") or (par.get("ep") or 1) > 1:
-        raise UnexpressibleError("mixture-of-experts training (issue 11) is not modelled yet")
+def dense_layers_of(freq: Any, layers: int) -> int:
+    """Dense layers from a point's ``moe_layer_freq``.
+
+    An integer ``k`` means every k-th layer is MoE (``layers - layers // k`` dense); Megatron's
+    list pattern ``([0]*N+[1]*M)`` means the first ``N`` are dense.
+
+    >>> dense_layers_of(1, 94), dense_layers_of(2, 48), dense_layers_of("([0]*3+[1]*58)", 61)
+    (0, 24, 3)
+    """
+    if freq is None:
+        return 0
+    if isinstance(freq, int) and not isinstance(freq, bool) and freq >= 1:
+        return layers - layers // freq
+    found = re.fullmatch(r"\(?\[0\]\*(\d+)\s*\+\s*\[1\]\*(\d+)\)?", str(freq).strip())
+    if found is None:
+        raise UnexpressibleError(f"moe_layer_freq {freq!r} is not a form the model reads")
+    return int(found.group(1))
+
+
+def _moe_model(raw: Mapping[str, Any], model: dict[str, Any]) -> None:
+    """Copy a point's MoE fields into the scenario's model (names of the scenario JSON)."""
+    if not raw.get("experts"):
+        raise UnexpressibleError("MoE point without its expert count")
+    if raw.get("top_k") is None or model.get("layers") is None:
+        raise UnexpressibleError("MoE point without top-k or layers")
+    model["experts"] = raw["experts"]
+    model["top_k"] = raw["top_k"]
+    if raw.get("expert_ffn_hidden") is not None:
+        model["expert_ffn"] = raw["expert_ffn_hidden"]
+    model["shared_experts"] = raw.get("shared_experts") or 0
+    model["dense_layers"] = dense_layers_of(raw.get("moe_layer_freq"), int(model["layers"]))
 
 
 def _model(work: Mapping[str, Any]) -> dict[str, Any]:
     raw = work.get("model") or {}
     keys = ("params", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn_hidden")
     model = {k: raw[k] for k in keys if raw.get(k) is not None}
+    if raw.get("experts") or raw.get("active_params"):
+        _moe_model(raw, model)
     if raw.get("tied_embeddings") is not None:
         model["tied_embeddings"] = raw["tied_embeddings"]
     if "params" not in model and {"layers", "hidden", "vocab"} <= set(model):
@@ -368,7 +474,9 @@ def _training(
     precision = work.get("precision") or "bf16"
     if precision not in ("bf16", "fp16", "fp8"):
         raise UnexpressibleError(f"precision {precision!r} is not modelled")
-    layout = {k: par[k] for k in ("tp", "pp", "cp", "vp", "dp") if par.get(k) is not None}
+    layout = {k: par[k] for k in ("tp", "pp", "cp", "vp", "dp", "ep") if par.get(k) is not None}
+    if "vp" in interp:
+        layout["vp"] = interp["vp"]
     layout["sharding"] = interp.get("sharding", par.get("sharding") or "none")
     stack = _stack(work, interp)
     workload = {
@@ -412,6 +520,8 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> Expressed:
     """
     work = point.get("workload") or {}
     kind = work.get("type")
+    if kind == "inference":
+        raise UnexpressibleError("inference point: checked in the serving section below")
     if kind not in ("collective", "training"):
         raise UnexpressibleError(f"workload type {kind!r} has no scenario kind")
     value = point.get("value")
@@ -419,8 +529,6 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> Expressed:
         raise UnexpressibleError(f"value {value!r} is a range or bound")
     if not math.isfinite(value) or value <= 0:
         raise UnexpressibleError(f"value {value!r} is not a positive measurement")
-    if kind == "training":
-        _reject_moe(work)
     interp = interpretation(point)
     gpu = _gpu(point, gpus)
     cluster = _cluster(point, interp)
@@ -437,7 +545,8 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> Expressed:
         raise UnexpressibleError(f"inconsistent point: {exc}") from exc
     if isinstance(scenario.workload, TrainingWorkload):
         scale = _training_scale(point, scenario, scenario.workload)
-    return Expressed(scenario=scenario, gpu=gpu, output_key=key, scale=scale, stack=stack)
+    moe = is_moe_point(point)
+    return Expressed(scenario=scenario, gpu=gpu, output_key=key, scale=scale, stack=stack, moe=moe)
 
 
 def predict(expressed: Expressed, calibration: Calibration) -> float:
@@ -458,6 +567,7 @@ def result_for(point: Mapping[str, Any], expressed: Expressed, predicted: float)
         speed_metric=expressed.output_key not in _TIME_OUTPUTS,
         stack=expressed.stack,
         group=source_group(point),
+        moe=expressed.moe,
     )
 
 
@@ -499,7 +609,8 @@ def check(
             unexpressed.append(Unexpressed(pid, f"malformed point: {type(exc).__name__}: {exc}"))
             continue
         results.append(result_for(point, expressed, predicted))
-    errors = [r.abs_error_pct for r in results]
+    # the headline figures stay those of the dense and collective points (MoE reported apart)
+    errors = [r.abs_error_pct for r in results if not r.moe]
     return CheckReport(
         results=tuple(results),
         unexpressed=tuple(unexpressed),

@@ -30,7 +30,7 @@ class CollectiveResult:
 def busbw_factor(op: CollectiveOp, ranks: int) -> float:
     """nccl-tests bus-bandwidth factor ``f(n)``.
 
-    Formula: all-reduce ``2(n-1)/n``; all-gather and reduce-scatter ``(n-1)/n``.
+    Formula: all-reduce ``2(n-1)/n``; all-gather, reduce-scatter and all-to-all ``(n-1)/n``.
     Source: NVIDIA/nccl-tests doc/PERFORMANCE.md. Assumes ``ranks >= 1`` (0 for one rank).
     """
     steps = (ranks - 1) / ranks
@@ -175,6 +175,8 @@ def group_time_s(
     ranks = ranks_per_node * nodes
     if ranks <= 1 or message_bytes <= 0:
         return 0.0
+    if op is CollectiveOp.ALL_TO_ALL:
+        return all_to_all_time_s(cluster, message_bytes, ranks_per_node, nodes, calibration)
     busbw = plateau_busbw_gbs(cluster, op, algorithm, ranks_per_node, nodes, calibration)
     if nodes == 1:
         latency_s = calibration.intra_node.latency_s
@@ -185,6 +187,64 @@ def group_time_s(
     return alpha_beta_time_s(
         op, message_bytes, ranks, busbw, latency_s, ramp_s, calibration.ll_bandwidth_fraction
     )
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAllParts:
+    """Bytes one rank sends to peers on its node and off its node in one all-to-all."""
+
+    intra_bytes: float
+    inter_bytes: float
+
+
+def all_to_all_split(message_bytes: float, ranks_per_node: int, nodes: int) -> AllToAllParts:
+    """Where the ``S`` bytes of one rank go when they are spread evenly over the group.
+
+    Formula: with ``n = r * N`` ranks, ``r`` of them on each node: ``S * (r-1)/n`` to the
+    other ranks of its node, ``S * (1 - r/n)`` off the node (the share ``1/n`` to itself
+    stays in place).
+    """
+    ranks = ranks_per_node * nodes
+    return AllToAllParts(
+        intra_bytes=message_bytes * (ranks_per_node - 1) / ranks,
+        inter_bytes=message_bytes * (1.0 - ranks_per_node / ranks),
+    )
+
+
+def all_to_all_time_s(
+    cluster: ClusterSpec,
+    message_bytes: float,
+    ranks_per_node: int,
+    nodes: int,
+    calibration: Calibration,
+) -> float:
+    """Time of one all-to-all in which each rank sends ``S`` bytes spread over the group.
+
+    Formula: ``t = a + max(S_in / B_in, S_out / B_out)`` (``all_to_all_split``):
+    the NVLink and the NIC parts run at once. ``B_in`` is the one-way intra-node ring bus
+    bandwidth; ``B_out`` the per-GPU share of the node's fabric bandwidth, ``eta_fabric *
+    per_node_gbps/8 / g`` (every GPU of the node sends at once, each through its own NIC on
+    a rail-optimised node), with the fabric's TCP cap and GPUDirect factor as for the other
+    collectives; ``a`` the bandwidth protocol's
+    start-up of the slowest level. So a weaker fabric (Ethernet sockets, no RDMA) slows only
+    the part that leaves the node, and an EP group inside one node never touches the fabric.
+    Source: nccl-tests doc/PERFORMANCE.md (alltoall busbw ``(n-1)/n``); Megatron-Core MoE
+    docs (token dispatcher: all-to-all per MoE layer).
+    """
+    ranks = ranks_per_node * nodes
+    if ranks <= 1 or message_bytes <= 0:
+        return 0.0
+    parts = all_to_all_split(message_bytes, ranks_per_node, nodes)
+    intra_bw = intra_node_busbw_gbs(
+        cluster.gpu, CollectiveOp.ALL_GATHER, Algorithm.RING, calibration
+    )
+    t_in = parts.intra_bytes / (intra_bw * _GB)
+    if nodes == 1:
+        return calibration.intra_node.ramp_latency_s + t_in
+    fab = fabric_calibration(cluster, calibration)
+    inter_bw = inter_node_busbw_gbs(cluster, 1, calibration)
+    t_out = parts.inter_bytes / (inter_bw * _GB)
+    return fab.ramp_latency_s + max(t_in, t_out)
 
 
 def p2p_time_s(

@@ -6,21 +6,48 @@ from dataclasses import dataclass
 
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.inputs import ModelShape, Precision, Recompute, Stack
+from clusterscout.model.finetune import (
+    FROZEN_WEIGHT_FLOPS,
+    TRAINED_WEIGHT_FLOPS,
+    adapter_params,
+)
+from clusterscout.model.inputs import (
+    DEFAULT_LORA_RANK,
+    JobKind,
+    ModelShape,
+    Precision,
+    Recompute,
+    Stack,
+)
 
 
 def matmul_params(model: ModelShape) -> float:
-    """Parameters that take part in matrix multiplies.
+    """Parameters that take part in one token's matrix multiplies.
 
-    Formula: ``params - hidden * vocab`` for untied embeddings (the input embedding is a
-    lookup, not a GEMM), ``params`` when tied (the shared matrix is the output projection).
-    Clamped at zero for inconsistent shapes.
+    Formula: ``active - hidden * vocab`` for untied embeddings (the input embedding is a
+    lookup, not a GEMM), ``active`` when tied (the shared matrix is the output projection);
+    ``active`` is ``params`` for a dense model and the routed-to experts' share for MoE
+    (``ModelShape.active_params``). Clamped at zero for inconsistent shapes.
     """
     lookup = 0.0 if model.tied_embeddings else float(model.hidden * model.vocab)
-    return max(model.params - lookup, 0.0)
+    return max(model.active_params - lookup, 0.0)
 
 
-def model_flops_per_token(model: ModelShape, seq_len: int) -> float:
+def expert_flops_per_token(model: ModelShape) -> float:
+    """Training FLOPs of one token in its routed experts (a part of ``model_flops_per_token``).
+
+    Formula: ``6 * L_moe * k * 3 * h * f_e``; 0 for a dense model. These run as grouped GEMMs
+    over a few tokens per expert, slower than dense GEMMs of the same size (``moe_efficiency``).
+    """
+    return 6.0 * model.moe_layers * model.top_k * model.params_per_expert
+
+
+def model_flops_per_token(
+    model: ModelShape,
+    seq_len: int,
+    job: JobKind = JobKind.PRETRAIN,
+    lora_rank: int = DEFAULT_LORA_RANK,
+) -> float:
     """Model FLOPs of one training token (forward + backward, no recomputation).
 
     Formula: ``6 * N_mm + 12 * l * h * s`` — 2 FLOPs per weight forward and 4 backward, plus
@@ -28,22 +55,46 @@ def model_flops_per_token(model: ModelShape, seq_len: int) -> float:
     training), counted without causal masking as Megatron-LM and NeMo report MFU.
     For a GPT block (``N_mm = 12*l*h^2 + h*V``) this equals Narayanan et al. 2021's
     ``72*l*h^2*(1 + s/(6h) + V/(12*l*h))``.
+    LoRA/QLoRA: ``4 * N_mm + 6 * N_adapter + 12 * l * h * s``: frozen weights need no
+    weight-gradient matmul (``finetune.FROZEN_WEIGHT_FLOPS``); the attention products still
+    need both input gradients.
     Source: Narayanan et al. SC'21 appendix; EleutherAI "Transformer Math 101".
     """
     attention = 12.0 * model.layers * model.hidden * seq_len
-    return 6.0 * matmul_params(model) + attention
+    if job.adapters:
+        adapters = TRAINED_WEIGHT_FLOPS * adapter_params(model, lora_rank)
+        return FROZEN_WEIGHT_FLOPS * matmul_params(model) + adapters + attention
+    return TRAINED_WEIGHT_FLOPS * matmul_params(model) + attention
 
 
-def hardware_flops_per_token(model: ModelShape, seq_len: int, recompute: Recompute) -> float:
+def forward_flops_per_token(
+    model: ModelShape,
+    seq_len: int,
+    job: JobKind = JobKind.PRETRAIN,
+    lora_rank: int = DEFAULT_LORA_RANK,
+) -> float:
+    """FLOPs of one token's forward pass: ``2 * N_mm (+ 2 * N_adapter) + 4 * l * h * s``."""
+    adapters = 2.0 * adapter_params(model, lora_rank) if job.adapters else 0.0
+    return 2.0 * matmul_params(model) + adapters + 4.0 * model.layers * model.hidden * seq_len
+
+
+def hardware_flops_per_token(
+    model: ModelShape,
+    seq_len: int,
+    recompute: Recompute,
+    job: JobKind = JobKind.PRETRAIN,
+    lora_rank: int = DEFAULT_LORA_RANK,
+) -> float:
     """FLOPs the GPUs actually execute per token, including recomputation.
 
-    Formula: full recompute repeats the forward pass, ``F * 4/3``; selective recompute
-    repeats the attention score/value products, ``F + 4 * l * h * s``; none adds nothing.
+    Formula: full recompute repeats the forward pass, ``F + F_fwd`` (``F * 4/3`` when every
+    weight is trained); selective recompute repeats the attention score/value products,
+    ``F + 4 * l * h * s``; none adds nothing.
     Source: Korthikanti et al. 2022 §5 (selective recomputation); Narayanan et al. 2021.
     """
-    flops = model_flops_per_token(model, seq_len)
+    flops = model_flops_per_token(model, seq_len, job, lora_rank)
     if recompute is Recompute.FULL:
-        return flops * 4.0 / 3.0
+        return flops + forward_flops_per_token(model, seq_len, job, lora_rank)
     if recompute is Recompute.SELECTIVE:
         return flops + 4.0 * model.layers * model.hidden * seq_len
     return flops

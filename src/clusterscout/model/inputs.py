@@ -14,6 +14,7 @@ class CollectiveOp(StrEnum):
     ALL_REDUCE = "all_reduce"
     ALL_GATHER = "all_gather"
     REDUCE_SCATTER = "reduce_scatter"
+    ALL_TO_ALL = "all_to_all"
 
 
 class Algorithm(StrEnum):
@@ -41,11 +42,43 @@ class Recompute(StrEnum):
 
 
 class Precision(StrEnum):
-    """Number format of the GEMMs (``fp16`` runs at the BF16 tensor-core rate)."""
+    """Number format of the GEMMs (``fp16`` runs at the BF16 tensor-core rate).
+
+    ``int4`` is weight-only 4-bit quantisation for serving (GEMMs run in BF16 after
+    dequantisation); training jobs refuse it.
+    """
 
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
+    INT4 = "int4"
+
+
+class JobKind(StrEnum):
+    """What the GPUs do: pre-train, fine-tune (full, LoRA, QLoRA) or serve a model.
+
+    ``pretrain`` and ``full_finetune`` train every weight (the same memory and FLOPs);
+    ``lora`` freezes BF16 weights and trains low-rank adapters; ``qlora`` freezes 4-bit NF4
+    weights (Dettmers et al. 2023) and trains BF16 adapters; ``inference`` serves the model.
+    """
+
+    PRETRAIN = "pretrain"
+    FULL_FINETUNE = "full_finetune"
+    LORA = "lora"
+    QLORA = "qlora"
+    INFERENCE = "inference"
+
+    @property
+    def adapters(self) -> bool:
+        """True when the job trains low-rank adapters over frozen weights."""
+        return self in {JobKind.LORA, JobKind.QLORA}
+
+
+TRAINING_JOBS = (JobKind.PRETRAIN, JobKind.FULL_FINETUNE, JobKind.LORA, JobKind.QLORA)
+"""Jobs that run training steps (all but ``inference``)."""
+DEFAULT_LORA_RANK = 16
+"""Adapter rank when a LoRA/QLoRA job names none (the QLoRA paper's 65B runs use 64; PEFT's
+default is 8; 16 is a common middle)."""
 
 
 class Stack(StrEnum):
@@ -91,19 +124,31 @@ class ClusterSpec:
         return self.gpus_per_node * self.nodes
 
 
+GLU_MATRICES = 3
+"""Weight matrices of one gated (SwiGLU) expert MLP: gate, up and down, ``3 * h * f``."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelShape:
-    """A dense decoder-only transformer.
+    """A decoder-only transformer, dense or mixture-of-experts (MoE).
 
     Attributes:
-        params: parameter count including embeddings.
+        params: parameter count including embeddings (for MoE: every expert, the total).
         layers: transformer blocks.
         hidden: model width.
         heads: attention heads.
         kv_heads: key/value heads (grouped-query attention); equals ``heads`` for MHA.
         vocab: vocabulary size.
-        ffn_hidden: MLP inner width.
+        ffn_hidden: MLP inner width (of the dense layers of an MoE model).
         tied_embeddings: input and output embeddings share one matrix.
+        experts: routed experts per MoE layer; 0 (or 1) is a dense model.
+        top_k: routed experts each token is sent to (active experts per token).
+        expert_ffn: inner width of one routed expert's gated MLP; 0 means ``ffn_hidden``.
+        shared_experts: experts every token passes through besides the routed ones.
+        dense_layers: how many of the ``layers`` keep a dense MLP (DeepSeek's first-k-dense
+            layers); the rest are MoE layers. Only the count matters to the model.
+        kv_lora_rank: multi-head latent attention's compressed KV width (0: no MLA).
+        qk_rope_head_dim: MLA's decoupled rotary key width, cached beside the latent.
     """
 
     params: float
@@ -114,11 +159,58 @@ class ModelShape:
     vocab: int
     ffn_hidden: int
     tied_embeddings: bool = False
+    experts: int = 0
+    top_k: int = 0
+    expert_ffn: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture-of-experts model (more than one routed expert)."""
+        return self.experts > 1
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a set of experts (0 for a dense model)."""
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    @property
+    def expert_width(self) -> int:
+        """Inner width of one expert MLP."""
+        return self.expert_ffn or self.ffn_hidden
+
+    @property
+    def params_per_expert(self) -> float:
+        """Weights of one expert's gated MLP: ``3 * h * f_e``."""
+        return float(GLU_MATRICES * self.hidden * self.expert_width)
+
+    @property
+    def routed_expert_params(self) -> float:
+        """Weights of all routed experts: ``L_moe * E * 3 * h * f_e`` (split by ``ep``)."""
+        return self.moe_layers * self.experts * self.params_per_expert
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token passes through: the total less the experts it skips.
+
+        Formula: ``params - L_moe * (E - k) * 3 * h * f_e``; ``params`` for a dense model.
+        """
+        idle = self.moe_layers * max(self.experts - self.top_k, 0) * self.params_per_expert
+        return max(self.params - idle, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
 class Parallelism:
-    """Parallel layout; ``tp * pp * cp * dp`` equals the GPU count."""
+    """Parallel layout; ``tp * pp * cp * dp`` equals the GPU count.
+
+    ``ep`` (expert parallelism) folds into the same GPUs, as Megatron-Core's MoE parallel
+    folding with expert tensor parallelism 1: ``ep`` divides ``tp * cp * dp``; each EP group is
+    ``ep`` consecutive ranks of one pipeline stage; the experts' weights split ``ep`` ways
+    (not over TP) and their gradients are synchronised over ``tp * cp * dp / ep`` ranks.
+    """
 
     tp: int = 1
     pp: int = 1
@@ -126,6 +218,12 @@ class Parallelism:
     dp: int = 1
     vp: int = 1
     sharding: Sharding = Sharding.NONE
+    ep: int = 1
+
+    @property
+    def expert_dp(self) -> int:
+        """Ranks that hold the same experts (expert data parallelism): ``tp*cp*dp / ep``."""
+        return max(1, self.tp * self.cp * self.dp // self.ep)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +238,8 @@ class TrainingWorkload:
     parallelism: Parallelism
     recompute: Recompute
     stack: Stack = DEFAULT_STACK
+    job: JobKind = JobKind.PRETRAIN
+    lora_rank: int = DEFAULT_LORA_RANK
 
     @property
     def microbatches(self) -> int:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from clusterscout.domain.models import GpuSpec
 from clusterscout.domain.units import bytes_to_gib
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.inputs import Recompute, Sharding, TrainingWorkload
+from clusterscout.model.finetune import adapter_params, frozen_weight_bytes
+from clusterscout.model.inputs import ModelShape, Recompute, Sharding, TrainingWorkload
 
 WEIGHT_BYTES_PER_PARAM = 2.0
 """BF16 weights (FP8 training keeps BF16 weights and adds only small FP8 copies)."""
@@ -100,6 +101,22 @@ def inflight_microbatches(pp: int, vp: int, microbatches: int) -> float:
     return base
 
 
+def moe_layer_extra_factor(model: ModelShape) -> float:
+    """Activations of an MoE layer over those of a dense layer, as a multiple of ``34 s b h``.
+
+    Formula: the MLP part of Korthikanti's ``34 s b h`` is ``19 s b h`` for a ``4h`` MLP; an
+    MoE layer keeps it for ``k + shared`` experts of width ``f_e`` (``19 * (k+S) * f_e/(4h)``)
+    plus the ``k`` dispatched copies of each token's input (``2 k s b h``) instead, so the
+    factor is ``(15 + 19 (k+S) f_e/(4h) + 2k) / 34``. 1 for a dense model.
+    Assumption: no expert-activation recomputation and token-dropless routing, balanced.
+    """
+    if not model.is_moe:
+        return 1.0
+    active = model.top_k + model.shared_experts
+    mlp = 19.0 * active * model.expert_width / (4.0 * model.hidden)
+    return (15.0 + mlp + 2.0 * model.top_k) / 34.0
+
+
 def activation_bytes_per_gpu(workload: TrainingWorkload) -> float:
     """Activation bytes of the busiest (first) pipeline stage.
 
@@ -117,7 +134,13 @@ def activation_bytes_per_gpu(workload: TrainingWorkload) -> float:
         par.cp,
         workload.recompute,
     )
-    layers_per_stage = model.layers / par.pp
+    # MoE layers weigh more (or less) than dense ones; full recompute keeps only the input.
+    factor = 1.0
+    if model.is_moe and workload.recompute is not Recompute.FULL:
+        factor = (model.dense_layers + model.moe_layers * moe_layer_extra_factor(model)) / (
+            model.layers
+        )
+    layers_per_stage = model.layers / par.pp * factor
     total = (
         per_layer * layers_per_stage * inflight_microbatches(par.pp, par.vp, workload.microbatches)
     )
@@ -134,19 +157,50 @@ def activation_bytes_per_gpu(workload: TrainingWorkload) -> float:
     return total
 
 
+def state_bytes_per_gpu(workload: TrainingWorkload) -> StateBytes:
+    """Model state of one GPU for the workload's job.
+
+    Formula: every weight trained (pre-training, full fine-tuning):
+    ``model_state_bytes(dense/(tp*pp), sharding, dp*cp)`` plus routed experts'
+    ``model_state_bytes(experts/(ep*pp), sharding, expert_dp)``. LoRA/QLoRA: frozen weights
+    ``W/(tp*pp)`` (BF16, or NF4 + constants; divided by ``dp*cp`` too under FSDP) plus
+    ``model_state_bytes(A/(tp*pp))`` of the adapters (``A = finetune.adapter_params``):
+    gradients and Adam exist for the adapters only.
+    Source: Hu et al. 2022 (LoRA); Dettmers et al. 2023 (QLoRA).
+    """
+    par = workload.parallelism
+    ranks = par.tp * par.pp
+    shards = par.dp * par.cp
+    if not workload.job.adapters:
+        # Routed experts split over EP x PP and shard over the expert-data-parallel group.
+        experts = workload.model.routed_expert_params
+        dense = model_state_bytes((workload.model.params - experts) / ranks, par.sharding, shards)
+        moe = model_state_bytes(experts / (par.ep * par.pp), par.sharding, par.expert_dp)
+        return StateBytes(
+            dense.weights + moe.weights, dense.grads + moe.grads, dense.optimizer + moe.optimizer
+        )
+    frozen = frozen_weight_bytes(workload.model, workload.job) / ranks
+    if par.sharding is Sharding.FSDP:
+        frozen /= max(shards, 1)
+    adapters = model_state_bytes(
+        adapter_params(workload.model, workload.lora_rank) / ranks, par.sharding, shards
+    )
+    return StateBytes(frozen + adapters.weights, adapters.grads, adapters.optimizer)
+
+
 def memory_per_gpu(
     workload: TrainingWorkload, gpu: GpuSpec, calibration: Calibration
 ) -> MemoryBreakdown:
     """Memory of one GPU for a training workload and whether it fits.
 
-    Formula: ``total = state(params/(tp*pp), sharding, dp*cp) + activations``;
-    ``fits = total <= memory_gib * usable_memory_fraction``.
+    Formula: ``total = state((params - P_exp)/(tp*pp), sharding, dp*cp)
+    + state(P_exp/(ep*pp), sharding, tp*cp*dp/ep) + activations`` with ``P_exp`` the routed
+    experts' weights (0 for a dense model); ``fits = total <= memory_gib * usable_fraction``.
     Assumptions: parameters spread evenly over TP and PP ranks (embeddings included);
-    the optimizer shards over the DP x CP group as Megatron's distributed optimizer does.
+    the optimizer shards over the DP x CP group as Megatron's distributed optimizer does, and
+    expert state over the expert-data-parallel group. LoRA/QLoRA: see ``state_bytes_per_gpu``.
     """
-    par = workload.parallelism
-    params_per_gpu = workload.model.params / (par.tp * par.pp)
-    state = model_state_bytes(params_per_gpu, par.sharding, par.dp * par.cp)
+    state = state_bytes_per_gpu(workload)
     activations = activation_bytes_per_gpu(workload)
     total = bytes_to_gib(state.weights + state.grads + state.optimizer + activations)
     capacity = gpu.memory_gib * calibration.training.usable_memory_fraction

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -12,12 +12,14 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.defaults import complete_shape
 from clusterscout.model.inputs import (
+    DEFAULT_LORA_RANK,
     DEFAULT_STACK,
     Algorithm,
     BatchWorkload,
     CollectiveOp,
     CollectiveWorkload,
     HpcWorkload,
+    JobKind,
     ModelShape,
     Parallelism,
     Precision,
@@ -40,10 +42,17 @@ MAX_MODEL_DIMENSIONS = {
     "kv_heads": 100_000,
     "vocab": 100_000_000,
     "ffn_hidden": 10_000_000,
+    "experts": 100_000,
+    "top_k": 100_000,
+    "expert_ffn": 10_000_000,
+    "shared_experts": 100_000,
+    "dense_layers": 100_000,
 }
 """Upper bounds of the model shape fields: far above any real model, low enough that every
 formula stays finite."""
 KINDS = ("collective", "training", "batch", "hpc")
+MOE_KEYS = ("experts", "top_k", "expert_ffn", "shared_experts", "dense_layers")
+"""Mixture-of-experts fields of ``workload.model`` (``experts`` first)."""
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -258,11 +267,40 @@ _MODEL_KEYS = (
     "vocab",
     "ffn_hidden",
     "tied_embeddings",
+    *MOE_KEYS,
 )
 
 
+def _moe_fields(obj: Mapping[str, Any], prefix: str, model: ModelShape) -> ModelShape:
+    """Add the MoE fields to a completed shape; a dense model leaves them out (or experts 0/1).
+
+    ``top_k`` is required with ``experts > 1`` and at most ``experts``; ``dense_layers`` must
+    leave at least one MoE layer; ``expert_ffn`` defaults to ``ffn_hidden``.
+    """
+    experts = _int(obj, "experts", prefix, default=0, minimum=0, maximum=100_000)
+    if experts <= 1:
+        for key in MOE_KEYS[1:]:
+            if obj.get(key):
+                raise InputError(_path(prefix, key), "needs experts > 1 (a MoE model)")
+        return model
+    top_k = _int(obj, "top_k", prefix, maximum=experts)
+    dense = _int(obj, "dense_layers", prefix, default=0, minimum=0, maximum=model.layers - 1)
+    return replace(
+        model,
+        experts=experts,
+        top_k=top_k,
+        expert_ffn=_int(obj, "expert_ffn", prefix, default=model.ffn_hidden, maximum=10_000_000),
+        shared_experts=_int(obj, "shared_experts", prefix, default=0, minimum=0, maximum=100_000),
+        dense_layers=dense,
+    )
+
+
 def parse_model(value: Any) -> ModelShape:
-    """Validate ``workload.model``; only ``params`` is required (see ``defaults``)."""
+    """Validate ``workload.model``; only ``params`` is required (see ``defaults``).
+
+    MoE fields (``experts``, ``top_k``, ``expert_ffn``, ``shared_experts``, ``dense_layers``)
+    are optional; ``params`` is then the total with every expert.
+    """
     prefix = "workload.model"
     obj = _object(value, prefix)
     _no_unknown(obj, _MODEL_KEYS, prefix)
@@ -276,7 +314,7 @@ def parse_model(value: Any) -> ModelShape:
     layers, hidden, heads, kv_heads = opt("layers"), opt("hidden"), opt("heads"), opt("kv_heads")
     if heads is not None and kv_heads is not None and heads % kv_heads:
         raise InputError(f"{prefix}.kv_heads", "must divide heads")
-    return complete_shape(
+    shape = complete_shape(
         params,
         layers=layers,
         hidden=hidden,
@@ -286,13 +324,31 @@ def parse_model(value: Any) -> ModelShape:
         ffn_hidden=opt("ffn_hidden"),
         tied_embeddings=_optional_bool(obj, "tied_embeddings", prefix),
     )
+    return _moe_fields(obj, prefix, shape)
 
 
-_PAR_KEYS = ("tp", "pp", "cp", "vp", "dp", "sharding")
+_PAR_KEYS = ("tp", "pp", "cp", "vp", "dp", "ep", "sharding")
 
 
-def parse_parallelism(value: Any, gpus: int, layers: int) -> Parallelism:
-    """Validate ``workload.parallelism``; ``dp = gpus / (tp*pp*cp)`` unless given."""
+def _ep(obj: Mapping[str, Any], prefix: str, non_pp: int, experts: int) -> int:
+    """``ep``: 1 for a dense model; otherwise it divides the experts and ``tp*cp*dp``."""
+    ep = _int(obj, "ep", prefix, default=1)
+    if ep == 1:
+        return ep
+    if experts <= 1:
+        raise InputError(f"{prefix}.ep", "expert parallelism needs a MoE model (experts > 1)")
+    if experts % ep:
+        raise InputError(f"{prefix}.ep", f"must divide the model's {experts} experts")
+    if non_pp % ep:
+        raise InputError(f"{prefix}.ep", f"must divide tp*cp*dp = {non_pp}")
+    return ep
+
+
+def parse_parallelism(value: Any, gpus: int, layers: int, experts: int = 0) -> Parallelism:
+    """Validate ``workload.parallelism``; ``dp = gpus / (tp*pp*cp)`` unless given.
+
+    ``ep`` (default 1) folds into the ``tp*cp*dp`` ranks of a stage (see ``Parallelism``).
+    """
     prefix = "workload.parallelism"
     obj = _object(value if value is not None else {}, prefix)
     _no_unknown(obj, _PAR_KEYS, prefix)
@@ -314,7 +370,8 @@ def parse_parallelism(value: Any, gpus: int, layers: int) -> Parallelism:
     if dp != derived:
         raise InputError(f"{prefix}.dp", f"must equal gpus/(tp*pp*cp) = {derived} (got {dp})")
     sharding = _enum(obj, "sharding", prefix, Sharding, Sharding.NONE)
-    return Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, vp=vp, sharding=sharding)
+    ep = _ep(obj, prefix, tp * cp * dp, experts)
+    return Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, vp=vp, sharding=sharding, ep=ep)
 
 
 _TRAINING_KEYS = (
@@ -327,6 +384,8 @@ _TRAINING_KEYS = (
     "parallelism",
     "recompute",
     "stack",
+    "job",
+    "lora_rank",
 )
 
 
@@ -334,8 +393,10 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
     """Validate a ``training`` workload.
 
     Defaults: ``micro_batch`` 1, ``precision`` bf16, every parallel degree 1 (dp derived),
-    ``sharding`` none, ``recompute`` none, ``stack`` megatron. ``global_batch`` must be a
-    multiple of ``dp * micro_batch`` and ``seq_len`` a multiple of ``cp``.
+    ``sharding`` none, ``recompute`` none, ``stack`` megatron, ``job`` pretrain (also
+    ``full_finetune``, ``lora``, ``qlora``; ``lora_rank`` 16 for the last two).
+    ``global_batch`` must be a multiple of ``dp * micro_batch`` and ``seq_len`` a multiple
+    of ``cp``.
     """
     prefix = "workload"
     _no_unknown(obj, _TRAINING_KEYS, prefix)
@@ -343,7 +404,7 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
     seq_len = _int(obj, "seq_len", prefix, maximum=10_000_000)
     global_batch = _int(obj, "global_batch", prefix, maximum=100_000_000)
     micro_batch = _int(obj, "micro_batch", prefix, default=1, maximum=100_000)
-    par = parse_parallelism(obj.get("parallelism"), cluster.gpus, model.layers)
+    par = parse_parallelism(obj.get("parallelism"), cluster.gpus, model.layers, model.experts)
     if seq_len % par.cp:
         raise InputError("workload.seq_len", f"must be a multiple of cp = {par.cp}")
     if global_batch % (par.dp * micro_batch):
@@ -351,15 +412,28 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
             "workload.global_batch",
             f"must be a multiple of dp * micro_batch = {par.dp * micro_batch}",
         )
+    precision = _enum(obj, "precision", prefix, Precision, Precision.BF16)
+    if precision is Precision.INT4:
+        raise InputError("workload.precision", "int4 is for inference only")
+    job = _enum(obj, "job", prefix, JobKind, JobKind.PRETRAIN)
+    if job is JobKind.INFERENCE:
+        raise InputError(
+            "workload.job", "a training workload is pretrain, full_finetune, lora or qlora"
+        )
+    if "lora_rank" in obj and not job.adapters:
+        raise InputError("workload.lora_rank", "applies only to the lora and qlora jobs")
+    rank = _int(obj, "lora_rank", prefix, default=DEFAULT_LORA_RANK, maximum=4096)
     return TrainingWorkload(
         model=model,
         seq_len=seq_len,
         global_batch=global_batch,
         micro_batch=micro_batch,
-        precision=_enum(obj, "precision", prefix, Precision, Precision.BF16),
+        precision=precision,
         parallelism=par,
         recompute=_enum(obj, "recompute", prefix, Recompute, Recompute.NONE),
         stack=_enum(obj, "stack", prefix, Stack, DEFAULT_STACK),
+        job=job,
+        lora_rank=rank,
     )
 
 

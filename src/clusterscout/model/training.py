@@ -12,13 +12,20 @@ from clusterscout.model.compute import (
     GemmShape,
     achieved_tflops_per_gpu,
     attention_flops_per_token,
+    expert_flops_per_token,
     hardware_flops_per_token,
     model_flops_per_token,
     peak_tflops,
 )
+from clusterscout.model.finetune import (
+    QLORA_DEQUANT_OVERHEAD,
+    adapter_params,
+    frozen_weight_bytes,
+)
 from clusterscout.model.inputs import (
     ClusterSpec,
     CollectiveOp,
+    JobKind,
     Parallelism,
     Recompute,
     Sharding,
@@ -51,6 +58,7 @@ class StepBreakdown:
     overlap_slowdown_s: float = 0.0
     straggler_s: float = 0.0
     stage_imbalance_s: float = 0.0
+    all_to_all_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -63,6 +71,7 @@ class StepBreakdown:
             + self.cp_comm_s
             + self.pp_comm_s
             + self.dp_comm_exposed_s
+            + self.all_to_all_s
             + self.overlap_slowdown_s
             + self.straggler_s
         )
@@ -77,6 +86,7 @@ class StepBreakdown:
             "cp_comm": self.cp_comm_s,
             "pp_comm": self.pp_comm_s,
             "dp_comm_exposed": self.dp_comm_exposed_s,
+            "all_to_all": self.all_to_all_s,
             "overlap_slowdown": self.overlap_slowdown_s,
             "straggler": self.straggler_s,
         }
@@ -115,18 +125,38 @@ def place_group(size: int, stride: int, gpus_per_node: int) -> GroupPlacement:
     return GroupPlacement(ranks_per_node=per_node, nodes=math.ceil(size / per_node))
 
 
+def expert_gemm_shape(workload: TrainingWorkload) -> GemmShape:
+    """The grouped GEMMs of one GPU's local experts in one micro-batch.
+
+    Formula: width ``f_e`` (experts are not split over TP); tokens per local expert
+    ``b * s/(cp*tp) * ep * k / E``: the EP group's tokens, each sent to ``k`` of the ``E``
+    experts, spread evenly (balanced routing). Few tokens per expert (small ``ep``, many
+    experts) make thin GEMMs, as ``gemm_penalty`` counts them for dense layers.
+    """
+    par, model = workload.parallelism, workload.model
+    tokens = workload.micro_batch * workload.seq_len / (par.cp * par.tp)
+    per_expert = tokens * par.ep * model.top_k / max(model.experts, 1)
+    return GemmShape(width=model.expert_width, tokens=max(per_expert, 1.0), hidden=model.hidden)
+
+
 def compute_time_s(
     workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
 ) -> float:
     """GPU compute time of one step, without bubbles or communication.
 
-    Formula: ``t = F_hw * B * s / (n * achieved_tflops)`` with ``F_hw`` the hardware FLOPs per
-    token (recomputation included) and ``achieved_tflops = peak * u``, ``u`` taken at the
-    per-GPU GEMM width ``h/tp`` and the micro-batch's ``b*s/cp`` tokens.
+    Formula: ``t = k * B * s / n * ((F_hw - F_exp) / R + F_exp / (e * R_exp))`` with ``F_hw``
+    the hardware FLOPs per token (recomputation included; LoRA/QLoRA skip the frozen weights'
+    gradient matmuls), ``F_exp`` the part of them in routed experts (0 for a dense model),
+    ``R = achieved_tflops`` at the per-GPU GEMM width ``h/tp`` and the micro-batch's
+    ``b*s/cp`` tokens, ``R_exp`` the same at the experts' GEMM shape (``expert_gemm_shape``),
+    ``e`` the fitted ``moe.expert_efficiency`` (routing, token permutation and grouped-GEMM
+    overheads) and ``k`` the QLoRA dequantisation overhead (1 otherwise).
     Source: perf-model-notes §3.2; Narayanan et al. 2021.
     """
     model, seq = workload.model, workload.seq_len
-    flops = hardware_flops_per_token(model, seq, workload.recompute)
+    flops = hardware_flops_per_token(
+        model, seq, workload.recompute, workload.job, workload.lora_rank
+    )
     attention = attention_flops_per_token(model, seq, workload.recompute)
     par = workload.parallelism
     shape = GemmShape(
@@ -135,10 +165,19 @@ def compute_time_s(
         hidden=model.hidden,
         linear_share=1.0 - attention / flops,
     )
-    achieved = achieved_tflops_per_gpu(
-        cluster.gpu, workload.precision, workload.stack, shape, calibration
-    )
-    return flops * workload.tokens_per_step / (cluster.gpus * achieved * _TFLOP)
+    gpu, precision, stack = cluster.gpu, workload.precision, workload.stack
+    achieved = achieved_tflops_per_gpu(gpu, precision, stack, shape, calibration)
+    per_token = flops / achieved
+    if model.is_moe:
+        experts = expert_flops_per_token(model)
+        if workload.recompute is Recompute.FULL:
+            experts *= 4.0 / 3.0
+        rate = achieved_tflops_per_gpu(
+            gpu, precision, stack, expert_gemm_shape(workload), calibration
+        )
+        per_token += experts / (calibration.moe.expert_efficiency * rate) - experts / achieved
+    overhead = QLORA_DEQUANT_OVERHEAD if workload.job is JobKind.QLORA else 1.0
+    return overhead * per_token * workload.tokens_per_step / (cluster.gpus * _TFLOP)
 
 
 def stage_imbalance_s(workload: TrainingWorkload, compute_s: float) -> float:
@@ -253,6 +292,41 @@ def pp_comm_time_s(
     return 2.0 * par.vp * workload.microbatches * per_send
 
 
+def all_to_all_comm(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> CommTime:
+    """Expert-parallel all-to-all time of one step (token dispatch and combine).
+
+    Formula: ``(L_moe/pp) * m * c * t_a2a(b * s/(cp*tp) * k * h * 2 B)`` over the EP group
+    (``ep`` consecutive ranks, so ``min(ep, g)`` per node), with ``c = 4`` all-to-alls per MoE
+    layer per micro-batch (dispatch and combine, forward and backward), ``c = 6`` with full
+    recomputation; every GPU sends each of its ``b*s/(cp*tp)`` tokens to ``k`` experts.
+    The fitted ``moe.all_to_all_exposed`` share of it is exposed, the rest hidden (overlapped
+    with another micro-batch's compute).
+    Assumptions: balanced routing; BF16 payloads.
+    Source: Megatron-Core MoE docs (all-to-all token dispatcher, 1F1B all-to-all overlap);
+    Lepikhin et al. 2020.
+    """
+    par, model = workload.parallelism, workload.model
+    if not model.is_moe or par.ep == 1:
+        return CommTime(0.0, 0.0)
+    place = place_group(par.ep, 1, cluster.gpus_per_node)
+    tokens = workload.micro_batch * workload.seq_len / (par.cp * par.tp)
+    message = tokens * model.top_k * model.hidden * BF16_BYTES
+    per_op = group_time_s(
+        cluster,
+        CollectiveOp.ALL_TO_ALL,
+        message,
+        place.ranks_per_node,
+        place.nodes,
+        calibration,
+    )
+    ops = 6 if workload.recompute is Recompute.FULL else 4
+    total = model.moe_layers / par.pp * workload.microbatches * ops * per_op
+    exposed = total * calibration.moe.all_to_all_exposed
+    return CommTime(exposed, total - exposed)
+
+
 def dp_overlap(
     workload: TrainingWorkload, cluster: ClusterSpec, nodes_in_group: int, calibration: Calibration
 ) -> float:
@@ -265,6 +339,18 @@ def dp_overlap(
     if nodes_in_group == 1 or cluster.fabric is None:
         return omega
     return omega * calibration.fabrics[cluster.fabric].overlap
+
+
+def _adapter_dp_bytes(workload: TrainingWorkload) -> tuple[float, float]:
+    """LoRA/QLoRA: gradient bytes one rank synchronises per step, and weight bytes FSDP gathers.
+
+    Only the adapters' BF16 gradients are reduced; FSDP still gathers the frozen weights (BF16
+    or NF4) layer by layer, with the adapters.
+    """
+    par = workload.parallelism
+    ranks = par.tp * par.pp
+    grads = BF16_BYTES * adapter_params(workload.model, workload.lora_rank) / ranks
+    return grads, frozen_weight_bytes(workload.model, workload.job) / ranks + grads
 
 
 def dp_comm(
@@ -285,16 +371,63 @@ def dp_comm(
         window of ``w * t_compute``; the first gather and the last reduce-scatter of each
         micro-step have nothing to hide behind (the tail).
     ``hidden = min(total - tail, window)``; ``exposed = total - hidden``; ``w`` from
-    ``dp_overlap``.
+    ``dp_overlap``. An MoE model adds a second group: the routed experts' gradients
+    (``2 P_exp/(ep*pp)`` bytes) over the ``tp*cp*dp/ep`` ranks that hold the same experts,
+    ``ep`` ranks apart; both groups share the window, the longer tail stays exposed.
     Source: Rajbhandari et al. 2020 (ZeRO volumes); Zhao et al. 2023 (PyTorch FSDP);
     perf-model-notes §3.2.
     """
     par = workload.parallelism
-    ranks = par.dp * par.cp
-    if ranks == 1:
+    groups: tuple[_GradGroup, ...]
+    if workload.job.adapters:
+        grads, gather = _adapter_dp_bytes(workload)
+        groups = (_GradGroup(grads, par.dp * par.cp, par.tp, gather),)
+    else:
+        experts = workload.model.routed_expert_params
+        dense_bytes = BF16_BYTES * (workload.model.params - experts) / (par.tp * par.pp)
+        # expert gradients: ranks holding the same experts sit ``ep`` apart (expert DP)
+        expert_bytes = BF16_BYTES * experts / (par.ep * par.pp)
+        groups = (
+            _GradGroup(dense_bytes, par.dp * par.cp, par.tp, dense_bytes),
+            _GradGroup(expert_bytes, par.expert_dp, par.ep, expert_bytes),
+        )
+    total = tail = 0.0
+    window = 0.0
+    for group in groups:
+        if group.ranks == 1 or group.grad_bytes <= 0:
+            continue
+        g_total, g_tail, g_window = _dp_group_comm(workload, cluster, compute_s, group, calibration)
+        total += g_total
+        tail = max(tail, g_tail)
+        window = max(window, g_window)
+    if total == 0.0:
         return CommTime(0.0, 0.0)
-    place = place_group(ranks, par.tp, cluster.gpus_per_node)
-    grad_bytes = BF16_BYTES * workload.model.params / (par.tp * par.pp)
+    hidden = min(total - tail, window)
+    return CommTime(total - hidden, hidden)
+
+
+@dataclass(frozen=True, slots=True)
+class _GradGroup:
+    """Gradient bytes one GPU synchronises over a group of ``ranks`` spaced ``stride`` apart,
+    and the weight bytes FSDP gathers (the same, unless LoRA/QLoRA freeze the weights)."""
+
+    grad_bytes: float
+    ranks: int
+    stride: int
+    gather_bytes: float
+
+
+def _dp_group_comm(
+    workload: TrainingWorkload,
+    cluster: ClusterSpec,
+    compute_s: float,
+    group: _GradGroup,
+    calibration: Calibration,
+) -> tuple[float, float, float]:
+    """Total, tail and overlap window of one gradient group (see ``dp_comm``)."""
+    par = workload.parallelism
+    place = place_group(group.ranks, group.stride, cluster.gpus_per_node)
+    grad_bytes = group.grad_bytes
     omega = dp_overlap(workload, cluster, place.nodes, calibration)
     m = workload.microbatches
 
@@ -303,20 +436,12 @@ def dp_comm(
 
     if par.sharding is Sharding.FSDP:
         layers = max(workload.model.layers / par.pp, 1.0)
-        message = grad_bytes / layers
-        gather = op_time(CollectiveOp.ALL_GATHER, message)
-        scatter = op_time(CollectiveOp.REDUCE_SCATTER, message)
-        total = m * layers * (2 * gather + scatter)
-        tail = m * (gather + scatter)
-        window = omega * compute_s
-    else:
-        buckets = max(1, math.ceil(grad_bytes / calibration.training.dp_bucket_bytes))
-        per_bucket = op_time(CollectiveOp.ALL_REDUCE, grad_bytes / buckets)
-        total = buckets * per_bucket
-        tail = per_bucket
-        window = omega * compute_s / m
-    hidden = min(total - tail, window)
-    return CommTime(total - hidden, hidden)
+        gather = op_time(CollectiveOp.ALL_GATHER, group.gather_bytes / layers)
+        scatter = op_time(CollectiveOp.REDUCE_SCATTER, grad_bytes / layers)
+        return m * layers * (2 * gather + scatter), m * (gather + scatter), omega * compute_s
+    buckets = max(1, math.ceil(grad_bytes / calibration.training.dp_bucket_bytes))
+    per_bucket = op_time(CollectiveOp.ALL_REDUCE, grad_bytes / buckets)
+    return buckets * per_bucket, per_bucket, omega * compute_s / m
 
 
 def straggler_time_s(compute_s: float, nodes: int, calibration: Calibration) -> float:
@@ -339,10 +464,10 @@ def step_breakdown(
     """All parts of one step: compute, bubble and exposed communication.
 
     Formula: ``t_step = t_compute + t_imbalance + t_bubble + t_tp + t_cp + t_pp + t_dp_exposed
-    + t_slowdown + t_straggler`` (the bubble is taken on the busiest stage), where the
-    communication terms are the exposed parts and
-    ``t_slowdown = k * (hidden tp + cp + dp time)``, ``k`` the stack's ``overlap_slowdown``:
-    overlapped collectives still take SMs and memory bandwidth from the GEMMs.
+    + t_all_to_all + t_slowdown + t_straggler`` (the bubble is taken on the busiest stage),
+    where the communication terms are the exposed parts and
+    ``t_slowdown = k * (hidden tp + cp + dp + all-to-all time)``, ``k`` the stack's
+    ``overlap_slowdown``: overlapped collectives still take SMs and memory bandwidth from the GEMMs.
     Source: perf-model-notes §3.2-3.3 (compute/communication interference: Echo, vTrain).
     """
     compute = compute_time_s(workload, cluster, calibration)
@@ -352,6 +477,7 @@ def step_breakdown(
     dp = dp_comm(workload, cluster, compute, calibration)
     kappa = calibration.stack(workload.stack).overlap_slowdown
     imbalance = stage_imbalance_s(workload, compute)
+    a2a = all_to_all_comm(workload, cluster, calibration)
     return StepBreakdown(
         compute_s=compute,
         stage_imbalance_s=imbalance,
@@ -360,7 +486,8 @@ def step_breakdown(
         cp_comm_s=cp.exposed_s,
         pp_comm_s=pp_comm_time_s(workload, cluster, calibration),
         dp_comm_exposed_s=dp.exposed_s,
-        overlap_slowdown_s=kappa * (tp.hidden_s + cp.hidden_s + dp.hidden_s),
+        all_to_all_s=a2a.exposed_s,
+        overlap_slowdown_s=kappa * (tp.hidden_s + cp.hidden_s + dp.hidden_s + a2a.hidden_s),
         straggler_s=straggler_time_s(compute, cluster.nodes, calibration),
     )
 
@@ -415,7 +542,10 @@ def train_step(
     parts = step_breakdown(workload, cluster, calibration)
     step = parts.total_s
     tokens = workload.tokens_per_step
-    flops = model_flops_per_token(workload.model, workload.seq_len) * tokens
+    flops = (
+        model_flops_per_token(workload.model, workload.seq_len, workload.job, workload.lora_rank)
+        * tokens
+    )
     tflops = flops / (cluster.gpus * step) / _TFLOP
     mem = memory_per_gpu(workload, cluster.gpu, calibration)
     return TrainingResult(

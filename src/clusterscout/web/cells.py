@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from clusterscout.catalog.filters import ClusterMaxChoice
 from clusterscout.domain.models import FabricKind, OrchestrationKind, PriceTier, ProvisioningMode
-from clusterscout.model.inputs import Stack
+from clusterscout.model.inputs import JobKind, Stack
 from clusterscout.web.i18n import N_, Formatter
 
 FABRIC_LABELS: Final = {
@@ -62,7 +62,16 @@ SOURCE_KIND_LABELS: Final = {
     "catalog": N_("price catalog"),
 }
 """Whose page a source is (``kind``): the provider's own, a third party's, a price catalog."""
+JOB_LABELS: Final = {
+    "pretrain": N_("pre-training"),
+    "full_finetune": N_("full fine-tuning"),
+    "lora": N_("LoRA fine-tuning (BF16 weights)"),
+    "qlora": N_("QLoRA fine-tuning (4-bit weights)"),
+    "inference": N_("inference (serving)"),
+}
+"""The job selector's labels (values are the API's ``job`` values)."""
 VALUE_LABELS: Final[Mapping[type[StrEnum], Mapping[str, str]]] = {
+    JobKind: JOB_LABELS,
     FabricKind: FABRIC_LABELS,
     Stack: STACK_LABELS,
     OrchestrationKind: ORCHESTRATION_LABELS,

@@ -1,4 +1,4 @@
-"""Server-rendered SVG charts (pygal): scaling efficiency, cost vs time, price history.
+"""Server-rendered SVG charts (pygal): scaling, cost vs time, step time by cause, price history.
 
 Charts are served from their own GET routes and embedded with ``<img alt>`` (ADR 0007). pygal
 always writes a configuration ``<script>`` into its SVG; :func:`_clean` removes it (and the
@@ -155,6 +155,30 @@ def cost_time_svg(fmt: Formatter, front: Sequence[Point], others: Sequence[Point
     )
     chart.add(_("Pareto front"), [value(p) for p in sorted(front, key=lambda p: p.time_hours)])
     chart.add(_("Other options"), [value(p) for p in others], stroke=False)
+    return _render(chart)
+
+
+def step_height(bars: int) -> int:
+    """Pixel height of the step chart with ``bars`` bars (the page reserves the same)."""
+    return max(HEIGHT // 2, 60 + 34 * bars)
+
+
+def step_svg(fmt: Formatter, caption: str, parts: Sequence[tuple[str, float]]) -> str:
+    """Seconds of one training step by cause (compute, communication, ...), one bar each."""
+    _ = fmt.gettext
+    chart = pygal.HorizontalBar(
+        **_base(
+            _("One training step by cause"),
+            height=step_height(len(parts)),
+            show_legend=False,
+            x_title=_("Seconds per step"),
+            value_formatter=lambda v: fmt.fixed(v, 2),
+            no_data_text=_("No option fits the constraints."),
+        )
+    )
+    # pygal draws the first label at the bottom: reverse so the list reads top-down
+    chart.x_labels = [label for label, _s in reversed(parts)]
+    chart.add(caption, [seconds for _l, seconds in reversed(parts)])
     return _render(chart)
 
 

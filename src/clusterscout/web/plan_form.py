@@ -39,6 +39,17 @@ SECTION_TITLES: Final = {
     FormSection.LIMITS: N_("Hardware and limits"),
     FormSection.NARROW: N_("Only some providers or fabrics (optional)"),
 }
+_TRAINING: Final = "pretrain full_finetune lora qlora"
+JOB_FIELDS: Final = {
+    "tokens": _TRAINING,
+    "stack": _TRAINING,
+    "lora_rank": "lora qlora",
+    "context": "inference",
+    "concurrency": "inference",
+    "target_tokens_per_s": "inference",
+}
+"""Fields only some jobs use (space-separated ``job`` values); the page's script hides the
+others when the job selector changes, and without the script every field stays visible."""
 COLLAPSED: Final = frozenset({FormSection.NARROW})
 """Fieldsets shown folded unless one of their fields is set."""
 
@@ -124,6 +135,7 @@ class Control:
     placeholder: str = ""
     minimum: str = ""
     step: str = "any"
+    jobs: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +183,7 @@ def _control(
         placeholder=_(form.placeholder) if form.placeholder else "",
         minimum=f"{f.minimum:g}" if number and f.minimum is not None else "",
         step="1" if f.kind is Kind.INTEGER else "any",
+        jobs=JOB_FIELDS.get(f.name, ""),
     )
 
 

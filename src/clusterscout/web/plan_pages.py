@@ -16,7 +16,8 @@ from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.model.planner.results import PlanResult
 from clusterscout.web import charts, launch_view, plan_form, plan_view
 from clusterscout.web.api_error import ApiError
-from clusterscout.web.cells import STACK_LABELS
+from clusterscout.web.cells import JOB_LABELS, STACK_LABELS
+from clusterscout.web.i18n import Formatter
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html
@@ -24,7 +25,7 @@ from clusterscout.web.runtime import AppState, snapshot_of, state_of
 
 router = APIRouter(include_in_schema=False)
 T = TypeVar("T")
-CHART_NAMES: Final = ("scaling", "cost-time")
+CHART_NAMES: Final = ("scaling", "cost-time", "step")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,19 @@ def _choices(st: AppState, snap: Snapshot) -> dict[str, list[tuple[str, str]]]:
     }
 
 
+def _step_context(fmt: Formatter, result: PlanResult) -> dict[str, object]:
+    """The step chart's caption data: the cheapest option's parts, its layout, the height."""
+    if not result.options:
+        return {"step_parts": [], "step_layout": "", "step_height": 0}
+    top = result.options[0]
+    parts = plan_view.step_parts(fmt, top)
+    return {
+        "step_parts": [(label, fmt.fixed(seconds, 2)) for label, seconds in parts],
+        "step_layout": plan_view.layout_text(top.layout),
+        "step_height": charts.step_height(len(parts)),
+    }
+
+
 @router.get("/{lang}/plan/")
 def plan_page(request: Request, lang: Lang) -> Response:
     """The planner: do I need multi-node, and which offer finishes my job cheapest or fastest?"""
@@ -105,11 +119,26 @@ def plan_page(request: Request, lang: Lang) -> Response:
         fieldsets=plan_form.fieldsets(fmt, query, _choices(st, snapshot_of(request))),
         problem=None,
         result=None,
+        serving=None,
     )
     if query.submitted:
         result, curves, problem = _solve(request, lang, query)
         ctx["problem"] = problem
-        if result is not None:
+        if result is not None and result.serving is not None:
+            title, text = plan_view.serving_verdict(fmt, result)
+            ctx.update(
+                result=result,
+                serving=result.serving,
+                verdict_title=title,
+                verdict_text=text,
+                memory=plan_view.serving_facts(fmt, result.serving),
+                serving_rows=plan_view.serving_rows(fmt, result.serving),
+                assumptions=plan_view.assumption_texts(fmt, result),
+                error_band=fmt.percent(result.error_band_pct / 100),
+                job_params=fmt.compact(result.model.params),
+                api_body=query.body(),
+            )
+        elif result is not None:
             providers = st.providers(snapshot_of(request))
             title, text = plan_view.verdict(fmt, result)
             ctx.update(
@@ -124,12 +153,14 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 assumptions=plan_view.assumption_texts(fmt, result),
                 error_band=fmt.percent(result.error_band_pct / 100),
                 job_tokens=fmt.compact(result.tokens),
+                job_label=fmt.gettext(JOB_LABELS[result.job.value]),
                 job_steps=fmt.number(result.steps),
                 job_params=fmt.compact(result.model.params),
                 stack_label=STACK_LABELS[result.stack.value],
                 scaling=plan_view.scaling_table(fmt, curves, providers),
                 front=plan_view.front_summary(fmt, result.options, providers),
                 chart_hrefs={n: f"/{lang}/plan/chart/{n}.svg{canonical}" for n in CHART_NAMES},
+                **_step_context(fmt, result),
                 api_body=query.body(),
             )
     response = _html(request, lang, "pages/plan.html", ctx)
@@ -148,6 +179,8 @@ def plan_chart(request: Request, lang: Lang, name: str) -> Response:
     fmt = st.formatter(snapshot_of(request), lang)
     query = plan_form.parse(request.query_params.multi_items())
     result, curves, problem = _solve(request, lang, query)
+    if result is not None and result.serving is not None:
+        raise ApiError(404, "not_found", "inference plans have no charts", "name")
     if result is None or problem is not None:
         status = problem.status if problem else 400
         raise ApiError(status, "invalid_scenario", problem.advice if problem else "", None)
@@ -155,6 +188,10 @@ def plan_chart(request: Request, lang: Lang, name: str) -> Response:
     if name == "scaling":
         counts, lines = plan_view.scaling_lines(fmt, curves, providers)
         body = charts.scaling_svg(fmt, counts, lines)
+    elif name == "step":
+        top = result.options[0] if result.options else None
+        parts = plan_view.step_parts(fmt, top) if top is not None else []
+        body = charts.step_svg(fmt, fmt.gettext("Seconds per step"), parts)
     else:
         front, others = plan_view.cost_points(fmt, result.options, providers)
         body = charts.cost_time_svg(fmt, front, others)

@@ -19,6 +19,7 @@ from clusterscout.model.planner.results import (
     PlanOffer,
     PlanOption,
     PlanResult,
+    ServingPlan,
 )
 from clusterscout.web import charts
 from clusterscout.web.cells import FABRIC_LABELS, TIER_LABELS
@@ -50,10 +51,12 @@ def duration(fmt: Formatter, hours: float | None) -> str:
 
 
 def layout_text(layout: Layout) -> str:
-    """``TP 8 · PP 4 · DP 2 · ZeRO-1`` (parallelism names are not translated)."""
+    """``TP 8 · PP 4 · EP 8 · DP 2 · ZeRO-1`` (parallelism names are not translated)."""
     parts = [f"TP {layout.tp}", f"PP {layout.pp}"]
     if layout.vp > 1:
         parts.append(f"VP {layout.vp}")
+    if layout.ep > 1:
+        parts.append(f"EP {layout.ep}")
     parts.append(f"DP {layout.dp}")
     parts.append(SHARDING_LABELS.get(layout.sharding.value, layout.sharding.value))
     if layout.recompute.value != "none":
@@ -373,3 +376,107 @@ def memory_facts(fmt: Formatter, result: PlanResult) -> list[tuple[str, str]]:
 def assumption_texts(fmt: Formatter, result: PlanResult) -> list[str]:
     """The planner's assumptions, translated."""
     return [assumption_text(fmt, a) for a in result.assumptions]
+
+
+@dataclass(frozen=True, slots=True)
+class ServingRow:
+    """One GPU model of an inference sizing, formatted."""
+
+    gpu: str
+    memory: str
+    layout: str
+    per_gpu: str
+    fits_one_node: bool
+    nodes: str
+    tokens_per_s: str
+    usd_per_hour: str
+    usd_per_million: str
+
+
+def serving_rows(fmt: Formatter, serving: ServingPlan) -> list[ServingRow]:
+    """Per-GPU serving verdicts, largest memory first (unknown prices say so)."""
+    _ = fmt.gettext
+
+    def gib(value: float | None) -> str:
+        return _("%(num)s GiB") % {"num": fmt.fixed(value or 0.0, 1)}
+
+    rows = []
+    for v in sorted(serving.per_gpu, key=lambda v: (-v.memory_gib, v.gpu)):
+        fits = v.tp is not None
+        rows.append(
+            ServingRow(
+                gpu=v.gpu,
+                memory=gib(v.memory_gib),
+                layout=f"TP {v.tp} × PP {v.pp}" if fits else _("does not fit"),
+                per_gpu=_("%(weights)s weights + %(kv)s KV cache")
+                % {"weights": gib(v.weights_gib_per_gpu), "kv": gib(v.kv_cache_gib_per_gpu)}
+                if fits
+                else "",
+                fits_one_node=v.nodes_per_replica == 1,
+                nodes=fmt.number(v.nodes)
+                if v.nodes is not None
+                else _("none within the node limit"),
+                tokens_per_s=fmt.number(round(v.tokens_per_s)) if v.tokens_per_s else "",
+                usd_per_hour=fmt.usd(v.usd_per_hour)
+                if v.usd_per_hour is not None
+                else _("unknown"),
+                usd_per_million=fmt.usd(v.usd_per_million_tokens)
+                if v.usd_per_million_tokens is not None
+                else _("unknown"),
+            )
+        )
+    return rows
+
+
+def serving_facts(fmt: Formatter, serving: ServingPlan) -> list[tuple[str, str]]:
+    """The serving memory sum as (label, value) pairs."""
+    _ = fmt.gettext
+
+    def gib(value: float) -> str:
+        return _("%(num)s GiB") % {"num": fmt.fixed(value, 1)}
+
+    return [
+        (_("Weights"), gib(serving.weights_gib)),
+        (_("KV cache of all concurrent sequences"), gib(serving.kv_cache_gib)),
+        (_("Weights and KV cache in total"), gib(serving.weights_gib + serving.kv_cache_gib)),
+    ]
+
+
+def serving_verdict(fmt: Formatter, result: PlanResult) -> tuple[str, str]:
+    """Headline and explanation of "do you need multi-node?" for serving a model."""
+    _ = fmt.gettext
+    one = [v.gpu for v in result.per_gpu if v.one_node_fits]
+    more = [v.gpu for v in result.per_gpu if not v.one_node_fits]
+    if result.needs_multi_node:
+        return (
+            _("Yes: one replica of this model needs more than one 8-GPU node."),
+            _("No 8-GPU node of the GPU models considered holds the weights and the KV cache."),
+        )
+    text = _("One 8-GPU node holds a replica on %(gpus)s.") % {"gpus": fmt.join(one)}
+    if more:
+        text += " " + _("More than one node is needed on %(gpus)s.") % {"gpus": fmt.join(more)}
+    return _("No, if you pick the right GPU: one node holds the model and its KV cache."), text
+
+
+STEP_PARTS: Final = (
+    ("compute", N_("Compute")),
+    ("stage_imbalance", N_("Pipeline stage imbalance")),
+    ("bubble", N_("Pipeline bubble")),
+    ("tp_comm", N_("Tensor-parallel communication")),
+    ("cp_comm", N_("Context-parallel communication")),
+    ("pp_comm", N_("Pipeline sends")),
+    ("dp_comm_exposed", N_("Data-parallel communication")),
+    ("all_to_all", N_("All-to-all (expert parallelism)")),
+    ("overlap_slowdown", N_("Compute slowed by overlapped communication")),
+    ("straggler", N_("Waiting for the slowest node")),
+)
+"""The parts of one step (``StepBreakdown.as_dict`` keys) and their chart labels."""
+
+
+def step_parts(fmt: Formatter, option: PlanOption) -> list[tuple[str, float]]:
+    """Translated label and seconds of each non-zero part of one step of ``option``."""
+    return [
+        (fmt.gettext(label), option.breakdown[key])
+        for key, label in STEP_PARTS
+        if option.breakdown.get(key, 0.0) > 0
+    ]

@@ -63,6 +63,29 @@ ASSUMPTION_TEXTS: Final[Mapping[Assumption, str]] = {
         "Every layout trains the same tokens: when data parallelism needs a larger batch, "
         "the step count drops to match."
     ),
+    Assumption.LORA: N_(
+        "LoRA/QLoRA: adapters on every linear layer of every block; frozen weights take no "
+        "gradients and no weight-gradient matmuls (4 instead of 6 FLOPs per weight and token)."
+    ),
+    Assumption.QLORA: N_(
+        "QLoRA: NF4 weights with double-quantised constants (0.516 bytes per weight, QLoRA "
+        "paper); its dequantisation slowdown (a quarter more compute time) is an assumption, "
+        "not a fit."
+    ),
+    Assumption.SERVING_MEMORY: N_(
+        "Serving memory: weights at the chosen precision (embeddings in BF16) plus the KV "
+        "cache of every concurrent sequence at the full context; a tenth of GPU memory is "
+        "kept for activations and workspace."
+    ),
+    Assumption.SERVING_SPEED: N_(
+        "Tokens/s are rough: a decode roofline (memory bandwidth or math, whichever is "
+        "slower) with efficiencies fitted on published serving benchmarks; prefill, "
+        "scheduling and GPU-to-GPU communication are left out."
+    ),
+    Assumption.SERVING_LAYOUT: N_(
+        "A replica uses tensor parallelism inside one node and pipeline stages across "
+        "nodes; replicas are added for a target throughput."
+    ),
 }
 
 

@@ -27,6 +27,7 @@ from clusterscout.model.planner.results import (
     PlanOffer,
     PlanOption,
     PlanResult,
+    ServingPlan,
 )
 from clusterscout.model.training import TrainingResult
 from clusterscout.model.workloads import BatchResult
@@ -402,12 +403,17 @@ class PlanOfferOut(_Out):
 
 
 class LayoutOut(_Out):
-    """A parallel layout: tensor, pipeline, context and data parallel degrees."""
+    """A parallel layout: tensor, pipeline, context, data and expert parallel degrees."""
 
     tp: int
     pp: int
     cp: int
     dp: int
+    ep: int = Field(
+        default=1,
+        description="expert parallelism of a MoE model (1 for dense), folded into the tp*dp "
+        "ranks of each pipeline stage",
+    )
     vp: int = Field(description="virtual pipeline stages per GPU (interleaving)")
     sharding: str = Field(description="none, zero1, zero2 or fsdp")
     recompute: str = Field(description="none, selective or full")
@@ -434,6 +440,11 @@ class PlanOptionOut(_Out):
     pareto: bool = Field(description="no other option is both cheaper and faster")
     rank_by_cost: int
     rank_by_time: int
+    breakdown_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="seconds of one step by cause, as the estimate's breakdown_s (compute, "
+        "bubble, tp_comm, dp_comm_exposed, all_to_all, ...)",
+    )
 
 
 class ExclusionOut(_Out):
@@ -481,8 +492,66 @@ class ModelShapeOut(_Out):
     ffn_hidden: int
 
 
+class ServingVerdictOut(_Out):
+    """Serving on one GPU model (8-GPU nodes): the smallest replica that fits, its speed."""
+
+    gpu: str
+    memory_gib: float
+    tp: int | None = Field(description="tensor-parallel GPUs of a replica; null: none fits")
+    pp: int | None = Field(description="pipeline stages of a replica (across nodes)")
+    gpus_per_replica: int | None
+    nodes_per_replica: int | None
+    weights_gib_per_gpu: float | None
+    kv_cache_gib_per_gpu: float | None
+    tokens_per_s_per_replica: float | None = Field(
+        description="decode output tokens/s of one replica (rough roofline estimate)"
+    )
+    replicas: int | None = Field(description="replicas the target tokens/s needs (1 without)")
+    nodes: int | None = Field(description="8-GPU nodes of all replicas")
+    tokens_per_s: float | None
+    usd_per_hour: float | None = Field(
+        description="at the cheapest listed price of this GPU; null when none is priced"
+    )
+    usd_per_million_tokens: float | None
+    offer_id: str | None = Field(description="the offer whose price was used")
+
+
+class ServingOptionOut(_Out):
+    """Serving on one offer: its node count, replicas, tokens/s and cost."""
+
+    offer: PlanOfferOut
+    nodes: int
+    tp: int
+    pp: int
+    replicas: int
+    tokens_per_s: float
+    usd_per_hour: float
+    usd_per_million_tokens: float
+
+
+class ServingOut(_Out):
+    """The inference sizing (``job: inference``)."""
+
+    precision: str = Field(description="bf16, fp16, fp8 or int4 (weights)")
+    context: int
+    concurrency: int
+    target_tokens_per_s: float | None
+    weights_gib: float
+    kv_cache_gib: float = Field(description="KV cache of all concurrent sequences")
+    kv_bytes_per_token: float
+    per_gpu: list[ServingVerdictOut]
+    options: list[ServingOptionOut] = Field(description="cheapest per million tokens first")
+    error_band_pct: float = Field(
+        description="p90 error of the decode roofline on held-out serving benchmarks, percent"
+    )
+
+
 class PlanOut(_Out):
-    """``POST /api/v1/plan``: the verdict, ranked options and exclusions."""
+    """``POST /api/v1/plan``: the verdict, ranked options and exclusions.
+
+    For ``job: inference`` the training fields stay (``options`` is empty, ``tokens`` and
+    ``steps`` are 0) and ``serving`` holds the sizing.
+    """
 
     needs_multi_node: bool
     min_gpus_to_fit: int | None
@@ -507,6 +576,40 @@ class PlanOut(_Out):
         description="software stack the times assume: megatron, pytorch or deepspeed"
     )
     allow_spot: bool = Field(description="spot prices may be used across nodes")
+    job: str = Field(
+        default="pretrain", description="pretrain, full_finetune, lora, qlora or inference"
+    )
+    lora_rank: int | None = Field(default=None, description="adapter rank of lora/qlora jobs")
+    serving: ServingOut | None = Field(
+        default=None, description="the inference sizing; null for training jobs"
+    )
+
+
+def _serving(sp: ServingPlan) -> ServingOut:
+    return ServingOut(
+        precision=sp.precision.value,
+        context=sp.context,
+        concurrency=sp.concurrency,
+        target_tokens_per_s=sp.target_tokens_per_s,
+        weights_gib=sp.weights_gib,
+        kv_cache_gib=sp.kv_cache_gib,
+        kv_bytes_per_token=sp.kv_bytes_per_token,
+        per_gpu=[ServingVerdictOut(**dataclasses.asdict(v)) for v in sp.per_gpu],
+        options=[
+            ServingOptionOut(
+                offer=_plan_offer(o.offer),
+                nodes=o.nodes,
+                tp=o.tp,
+                pp=o.pp,
+                replicas=o.replicas,
+                tokens_per_s=o.tokens_per_s,
+                usd_per_hour=o.usd_per_hour,
+                usd_per_million_tokens=o.usd_per_million_tokens,
+            )
+            for o in sp.options
+        ],
+        error_band_pct=sp.error_band_pct,
+    )
 
 
 def _plan_offer(o: PlanOffer) -> PlanOfferOut:
@@ -532,6 +635,7 @@ def _layout(lay: Layout) -> LayoutOut:
         pp=lay.pp,
         cp=lay.cp,
         dp=lay.dp,
+        ep=lay.ep,
         vp=lay.vp,
         sharding=lay.sharding.value,
         recompute=lay.recompute.value,
@@ -555,6 +659,7 @@ def _option(o: PlanOption) -> PlanOptionOut:
         pareto=o.pareto,
         rank_by_cost=o.rank_by_cost,
         rank_by_time=o.rank_by_time,
+        breakdown_s=dict(o.breakdown),
     )
 
 
@@ -610,6 +715,9 @@ def plan_out(result: PlanResult) -> PlanOut:
         nodes_for_deadline=result.nodes_for_deadline,
         stack=result.stack.value,
         allow_spot=result.allow_spot,
+        job=result.job.value,
+        lora_rank=result.lora_rank,
+        serving=_serving(result.serving) if result.serving is not None else None,
     )
 
 

@@ -156,7 +156,13 @@ def test_huge_model_fits_nowhere(cal: Calibration) -> None:
 
 
 def test_presets() -> None:
-    assert set(PRESETS) == {"1B", "7B", "8B", "13B", "70B", "405B"}
+    dense = {"1B", "7B", "8B", "13B", "70B", "405B"}
+    moe = {"mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "qwen3-235b-a22b"}
+    assert set(PRESETS) == dense | moe
+    assert all(PRESETS[name].shape.is_moe for name in moe)
+    assert not any(PRESETS[name].shape.is_moe for name in dense)
+    found = find_preset("DeepSeek-V3")
+    assert found is not None and found.shape.experts == 256
     preset = find_preset("70b")
     assert preset is not None and preset.shape.layers == 80
     assert find_preset("nope") is None

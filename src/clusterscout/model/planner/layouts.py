@@ -51,7 +51,14 @@ def has_figures(gpu: GpuSpec, precision: Precision) -> bool:
 
 
 def _workload(
-    job: Job, tp: int, pp: int, vp: int, dp: int, sharding: Sharding, recompute: Recompute
+    job: Job,
+    tp: int,
+    pp: int,
+    vp: int,
+    dp: int,
+    sharding: Sharding,
+    recompute: Recompute,
+    ep: int = 1,
 ) -> TrainingWorkload:
     # The batch must split evenly over data-parallel ranks: the nearest multiple of dp (at
     # least dp). The job's tokens stay fixed, so a larger batch means fewer steps (Job.steps_for).
@@ -62,9 +69,11 @@ def _workload(
         global_batch=batch,
         micro_batch=1,
         precision=job.precision,
-        parallelism=Parallelism(tp=tp, pp=pp, cp=1, dp=dp, vp=vp, sharding=sharding),
+        parallelism=Parallelism(tp=tp, pp=pp, cp=1, dp=dp, vp=vp, sharding=sharding, ep=ep),
         recompute=recompute,
         stack=job.stack,
+        job=job.kind,
+        lora_rank=job.lora_rank,
     )
 
 
@@ -74,14 +83,60 @@ def _vp(layers: int, pp: int) -> int:
     return next((v for v in _VP_CHOICES if layers % (pp * v) == 0), 1)
 
 
+def ep_choices(experts: int, non_pp: int) -> tuple[int, ...]:
+    """Expert-parallel degrees tried: powers of two that divide the experts and ``tp*dp``.
+
+    >>> ep_choices(8, 64), ep_choices(256, 16), ep_choices(0, 8)
+    ((1, 2, 4, 8), (1, 2, 4, 8, 16), (1,))
+    """
+    if experts <= 1:
+        return (1,)
+    out = [1]
+    while experts % (out[-1] * 2) == 0 and non_pp % (out[-1] * 2) == 0:
+        out.append(out[-1] * 2)
+    return tuple(out)
+
+
+def _moe_workloads(
+    job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
+) -> list[TrainingWorkload]:
+    """MoE models: per (tp, recompute, ep), the smallest pipeline depth that fits memory.
+
+    Only the distributed optimizer (ZeRO-1) is tried, as Megatron-Core trains MoE models;
+    ``ep`` folds into the ``tp*dp`` ranks of each stage (``Parallelism``).
+    """
+    found: list[TrainingWorkload] = []
+    model = job.model
+    for tp in _TP_CHOICES:
+        if tp > gpus_per_node or gpus_per_node % tp or model.heads % tp or gpus % tp:
+            continue
+        for recompute in (Recompute.NONE, Recompute.FULL):
+            for ep in ep_choices(model.experts, gpus // tp):
+                for pp in _PP_CHOICES:
+                    if pp > model.layers or gpus % (tp * pp):
+                        break
+                    dp = gpus // (tp * pp)
+                    if (tp * dp) % ep:
+                        break
+                    vp = _vp(model.layers, pp)
+                    w = _workload(job, tp, pp, vp, dp, Sharding.ZERO1, recompute, ep)
+                    if memory_per_gpu(w, gpu, calibration).fits:
+                        found.append(w)
+                        break
+    return found
+
+
 def fitting_workloads(
     job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
 ) -> list[TrainingWorkload]:
     """Per (tp, sharding, recompute): the smallest pipeline depth that fits memory.
 
     FSDP is tried without pipelining only (how it is used in practice); more pipeline
-    stages than needed only add bubble, so the first fitting depth is kept.
+    stages than needed only add bubble, so the first fitting depth is kept. MoE models also
+    search the expert-parallel degree (``_moe_workloads``).
     """
+    if job.model.is_moe:
+        return _moe_workloads(job, gpu, gpus_per_node, gpus, calibration)
     found: list[TrainingWorkload] = []
     heads = job.model.heads
     for tp in _TP_CHOICES:
@@ -138,7 +193,9 @@ def best_layout(job: Job, cluster: ClusterSpec, calibration: Calibration) -> Bes
 def layout_of(w: TrainingWorkload) -> Layout:
     """The layout a workload uses."""
     p = w.parallelism
-    return Layout(p.tp, p.pp, p.dp, p.vp, p.sharding, w.recompute, w.micro_batch, w.global_batch)
+    return Layout(
+        p.tp, p.pp, p.dp, p.vp, p.sharding, w.recompute, w.micro_batch, w.global_batch, ep=p.ep
+    )
 
 
 def _fits_on(job: Job, gpu: GpuSpec, gpus: int, calibration: Calibration) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -11,16 +11,17 @@ from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
-from clusterscout.model.inputs import ClusterSpec, TrainingWorkload
+from clusterscout.model.inputs import ClusterSpec, JobKind, TrainingWorkload
 from clusterscout.model.planner.layouts import best_layout, has_figures, layout_of, node_counts
 from clusterscout.model.planner.ranking import pick, rank
-from clusterscout.model.planner.reasons import ASSUMPTIONS, ExclusionReason
+from clusterscout.model.planner.reasons import ExclusionReason, finetune_assumptions
 from clusterscout.model.planner.request import Job, PlanRequest, job_for
 from clusterscout.model.planner.results import Exclusion, PlanOffer, PlanOption, PlanResult
+from clusterscout.model.planner.serving import plan_serving
 from clusterscout.model.planner.verdict import gpu_verdict, job_hours, memory_arithmetic
 from clusterscout.model.training import train_step
 
-_Step = tuple[TrainingWorkload, float, int, float, float] | None
+_Step = tuple[TrainingWorkload, float, int, float, float, Mapping[str, float]] | None
 """Cached model answer per cluster shape: (workload, step time s, steps, efficiency, MFU)."""
 
 SPOT_TIER = "spot"
@@ -72,11 +73,12 @@ def _candidates(
                     best.steps,
                     res.scaling_efficiency,
                     res.mfu,
+                    res.breakdown.as_dict(),
                 )
         entry = cache[key]
         if entry is None:
             continue
-        w, step_s, steps, eff, mfu = entry
+        w, step_s, steps, eff, mfu, parts = entry
         hours = job_hours(steps, step_s)
         out.append(
             PlanOption(
@@ -92,6 +94,7 @@ def _candidates(
                 effective_usd_per_gpu_hour=effective_usd_per_gpu_hour(price, eff),
                 mfu=mfu,
                 steps=steps,
+                breakdown=parts,
             )
         )
     return out
@@ -142,6 +145,8 @@ def plan(
     Raises:
         InputError: for an invalid request (field named) or an unknown GPU filter.
     """
+    if request.job is JobKind.INFERENCE:
+        return plan_serving(request, offers, gpus, calibration)
     job = job_for(request)
     index = GpuIndex.of(gpus)
     gpu_filter = index.require(request.gpu, "gpu").name if request.gpu else None
@@ -193,15 +198,17 @@ def plan(
         steps=job.steps,
         needs_multi_node=not one_node_ok,
         min_gpus_to_fit=min(fits) if fits else None,
-        memory=memory_arithmetic(job.model),
+        memory=memory_arithmetic(job.model, job.kind, job.lora_rank),
         per_gpu=verdicts,
         options=rank(options),
         excluded=tuple(excluded),
-        error_band_pct=calibration.error_band_pct,
-        assumptions=ASSUMPTIONS,
+        error_band_pct=calibration.band_for(job.model.is_moe),
+        assumptions=finetune_assumptions(job.kind.adapters, job.kind is JobKind.QLORA),
         deadline_hours=job.deadline_hours,
         deadline_is_default=job.deadline_is_default,
         nodes_for_deadline=min(timely_nodes.values()) if timely_nodes else None,
         stack=job.stack,
         allow_spot=request.allow_spot,
+        job=job.kind,
+        lora_rank=job.lora_rank if job.kind.adapters else None,
     )

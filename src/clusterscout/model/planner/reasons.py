@@ -32,14 +32,15 @@ class ExclusionReason(StrEnum):
     def no_figure(cls, precision: Precision) -> ExclusionReason:
         """The reason for a GPU without a peak TFLOP/s figure in ``precision``.
 
-        FP16 runs at the BF16 rate, so it needs the BF16 figure.
+        FP16 runs at the BF16 rate, and INT4 weights are dequantised to BF16, so both need
+        the BF16 figure.
 
         >>> ExclusionReason.no_figure(Precision.FP8).value
         'GPU has no fp8 figure'
         >>> ExclusionReason.no_figure(Precision.FP16).value
         'GPU has no bf16 figure'
         """
-        if precision is Precision.FP16:
+        if precision in {Precision.FP16, Precision.INT4}:
             return cls.NO_BF16_FIGURE
         return cls(f"GPU has no {precision.value} figure")
 
@@ -68,6 +69,46 @@ class Assumption(StrEnum):
         "Every layout trains the same tokens: when data parallelism needs a larger batch, "
         "the step count drops to match."
     )
+    LORA = (
+        "LoRA/QLoRA: adapters on every linear layer of every block; frozen weights take no "
+        "gradients and no weight-gradient matmuls (4 instead of 6 FLOPs per weight and token)."
+    )
+    QLORA = (
+        "QLoRA: NF4 weights with double-quantised constants (0.516 bytes per weight, QLoRA "
+        "paper); its dequantisation slowdown (a quarter more compute time) is an assumption, "
+        "not a fit."
+    )
+    SERVING_MEMORY = (
+        "Serving memory: weights at the chosen precision (embeddings in BF16) plus the KV "
+        "cache of every concurrent sequence at the full context; a tenth of GPU memory is "
+        "kept for activations and workspace."
+    )
+    SERVING_SPEED = (
+        "Tokens/s are rough: a decode roofline (memory bandwidth or math, whichever is "
+        "slower) with efficiencies fitted on published serving benchmarks; prefill, "
+        "scheduling and GPU-to-GPU communication are left out."
+    )
+    SERVING_LAYOUT = (
+        "A replica uses tensor parallelism inside one node and pipeline stages across "
+        "nodes; replicas are added for a target throughput."
+    )
 
 
-ASSUMPTIONS: tuple[Assumption, ...] = tuple(Assumption)
+_FINETUNE_ONLY: tuple[Assumption, ...] = (Assumption.LORA, Assumption.QLORA)
+SERVING_ASSUMPTIONS: tuple[Assumption, ...] = (
+    Assumption.SERVING_MEMORY,
+    Assumption.SERVING_SPEED,
+    Assumption.SERVING_LAYOUT,
+    Assumption.RAILS,
+)
+"""What an inference sizing assumes."""
+ASSUMPTIONS: tuple[Assumption, ...] = tuple(
+    a for a in Assumption if a not in SERVING_ASSUMPTIONS[:3] and a not in _FINETUNE_ONLY
+)
+"""What every training plan assumes (fine-tuning adds ``finetune_assumptions``)."""
+
+
+def finetune_assumptions(lora: bool, qlora: bool) -> tuple[Assumption, ...]:
+    """The training assumptions, plus the LoRA and QLoRA ones where they apply."""
+    extra = (Assumption.LORA,) if lora or qlora else ()
+    return ASSUMPTIONS + extra + ((Assumption.QLORA,) if qlora else ())

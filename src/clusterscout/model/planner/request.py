@@ -8,7 +8,14 @@ from typing import Final
 
 from clusterscout.domain.errors import InputError
 from clusterscout.model.defaults import complete_shape
-from clusterscout.model.inputs import DEFAULT_STACK, ModelShape, Precision, Stack
+from clusterscout.model.inputs import (
+    DEFAULT_LORA_RANK,
+    DEFAULT_STACK,
+    JobKind,
+    ModelShape,
+    Precision,
+    Stack,
+)
 from clusterscout.model.presets import PRESETS, find_preset
 from clusterscout.model.scenario import MAX_NODES
 
@@ -30,6 +37,9 @@ MAX_SEQ_LEN: Final = 10_000_000
 MAX_BATCH_TOKENS: Final = 1 << 40
 """Most tokens per optimizer step a plan accepts; keeps every derived figure finite."""
 MAX_PLAN_NODES: Final = MAX_NODES
+MAX_LORA_RANK: Final = 4096
+MAX_CONCURRENCY: Final = 1_000_000
+MAX_TARGET_TOKENS_PER_S: Final = 1e12
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +62,11 @@ class PlanRequest:
     batch_tokens: int | None = None
     stack: Stack = DEFAULT_STACK
     allow_spot: bool = False
+    job: JobKind = JobKind.PRETRAIN
+    lora_rank: int | None = None
+    context: int | None = None
+    concurrency: int | None = None
+    target_tokens_per_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +86,8 @@ class Job:
     stack: Stack = DEFAULT_STACK
     deadline_hours: float = DEFAULT_DEADLINE_HOURS
     deadline_is_default: bool = True
+    kind: JobKind = JobKind.PRETRAIN
+    lora_rank: int = DEFAULT_LORA_RANK
 
     def steps_for(self, global_batch: int) -> int:
         """Steps that train the job's tokens with ``global_batch`` sequences per step.
@@ -91,8 +108,8 @@ def _sci(value: float) -> str:
     return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
 
 
-def job_for(request: PlanRequest) -> Job:
-    """Validate a request and derive the job (shape from preset or params, batch, steps).
+def model_for(request: PlanRequest) -> tuple[ModelShape, int, int]:
+    """The request's model shape, sequence length and batch tokens (preset or params).
 
     Raises:
         InputError: naming the field at fault.
@@ -111,6 +128,39 @@ def job_for(request: PlanRequest) -> Job:
         model = complete_shape(params)
         seq = DEFAULT_SEQ_LEN
         batch_tokens = LARGE_BATCH_TOKENS if params > LARGE_MODEL_PARAMS else SMALL_BATCH_TOKENS
+    return model, seq, batch_tokens
+
+
+def lora_rank_of(request: PlanRequest) -> int:
+    """The adapter rank of a LoRA/QLoRA request (default 16).
+
+    Raises:
+        InputError: for a rank outside 1..4096, or a rank given to another job.
+    """
+    if request.lora_rank is None:
+        return DEFAULT_LORA_RANK
+    if not request.job.adapters:
+        raise InputError("lora_rank", "applies only to the lora and qlora jobs")
+    if not 1 <= request.lora_rank <= MAX_LORA_RANK:
+        raise InputError("lora_rank", f"must be between 1 and {MAX_LORA_RANK:,}")
+    return request.lora_rank
+
+
+def job_for(request: PlanRequest) -> Job:
+    """Validate a training request and derive the job (shape, batch, steps, job kind).
+
+    Raises:
+        InputError: naming the field at fault.
+    """
+    if request.job is JobKind.INFERENCE:
+        raise InputError("job", "inference has no training steps")
+    if request.precision is Precision.INT4:
+        raise InputError("precision", "int4 is for inference only (use bf16, fp16 or fp8)")
+    for name in ("context", "concurrency", "target_tokens_per_s"):
+        if getattr(request, name) is not None:
+            raise InputError(name, "applies only to the inference job")
+    rank = lora_rank_of(request)
+    model, seq, batch_tokens = model_for(request)
     seq = request.seq_len or seq
     batch_tokens = request.batch_tokens or batch_tokens
     if not 1 <= seq <= MAX_SEQ_LEN:
@@ -152,4 +202,6 @@ def job_for(request: PlanRequest) -> Job:
         request.stack,
         deadline if deadline is not None else DEFAULT_DEADLINE_HOURS,
         deadline is None,
+        request.job,
+        rank,
     )

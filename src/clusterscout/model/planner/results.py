@@ -5,14 +5,19 @@ Plain frozen values; their public JSON is declared in ``web/schemas.py``, not he
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clusterscout.domain.models import FabricKind
-from clusterscout.model.inputs import DEFAULT_STACK, ModelShape, Recompute, Sharding, Stack
-from clusterscout.model.memory import (
-    GRAD_BYTES_PER_PARAM,
-    OPTIMIZER_BYTES_PER_PARAM,
-    WEIGHT_BYTES_PER_PARAM,
+from clusterscout.domain.units import GIB
+from clusterscout.model.inputs import (
+    DEFAULT_STACK,
+    JobKind,
+    ModelShape,
+    Precision,
+    Recompute,
+    Sharding,
+    Stack,
 )
 from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 
@@ -37,7 +42,11 @@ class PlanOffer:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """A parallel layout chosen by the planner (context parallelism is always 1 here)."""
+    """A parallel layout chosen by the planner (context parallelism is always 1 here).
+
+    ``ep`` is the expert-parallel degree of an MoE model (1 for dense), folded into the
+    ``tp*dp`` ranks of each pipeline stage.
+    """
 
     tp: int
     pp: int
@@ -48,6 +57,7 @@ class Layout:
     micro_batch: int
     global_batch: int
     cp: int = 1
+    ep: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +72,9 @@ class MemoryArithmetic:
 
     @property
     def bytes_per_param(self) -> float:
-        """Bytes of model state per parameter: weights, gradients and Adam state."""
-        return WEIGHT_BYTES_PER_PARAM + GRAD_BYTES_PER_PARAM + OPTIMIZER_BYTES_PER_PARAM
+        """Bytes of model state per parameter: weights, gradients and Adam state (16 when
+        every weight is trained; about 2 for LoRA, about 0.5 for QLoRA)."""
+        return self.total_state_gib * GIB / self.params
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +112,8 @@ class PlanOption:
     pareto: bool = False
     rank_by_cost: int = 0
     rank_by_time: int = 0
+    breakdown: Mapping[str, float] = field(default_factory=dict)
+    """Seconds of one step by cause (``StepBreakdown.as_dict``: compute, all_to_all, ...)."""
 
     @property
     def gpus(self) -> int:
@@ -114,6 +127,66 @@ class Exclusion:
 
     offer: PlanOffer
     reason: ExclusionReason
+
+
+@dataclass(frozen=True, slots=True)
+class ServingVerdict:
+    """Serving on one GPU model: the smallest replica that holds weights and KV cache, its
+    decode speed, and what a target throughput needs.
+
+    ``tp``/``pp`` are None when no replica fits within the node limit. Prices are the
+    cheapest priced offer of this GPU (None: no price known).
+    """
+
+    gpu: str
+    memory_gib: float
+    tp: int | None
+    pp: int | None
+    gpus_per_replica: int | None
+    nodes_per_replica: int | None
+    weights_gib_per_gpu: float | None
+    kv_cache_gib_per_gpu: float | None
+    tokens_per_s_per_replica: float | None
+    replicas: int | None
+    nodes: int | None
+    tokens_per_s: float | None
+    usd_per_hour: float | None = None
+    usd_per_million_tokens: float | None = None
+    offer_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServingOption:
+    """Serving on one offer: nodes, replicas, throughput and what it costs per hour."""
+
+    offer: PlanOffer
+    nodes: int
+    tp: int
+    pp: int
+    replicas: int
+    tokens_per_s: float
+    usd_per_hour: float
+    usd_per_million_tokens: float
+
+
+@dataclass(frozen=True, slots=True)
+class ServingPlan:
+    """The inference answer: memory totals, per-GPU verdicts and per-offer options.
+
+    ``error_band_pct`` is the held-out p90 error of the decode roofline on published
+    serving benchmarks.
+    """
+
+    precision: Precision
+    context: int
+    concurrency: int
+    target_tokens_per_s: float | None
+    weights_gib: float
+    kv_cache_gib: float
+    kv_bytes_per_token: float
+    per_gpu: tuple[ServingVerdict, ...]
+    options: tuple[ServingOption, ...]
+    error_band_pct: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +215,9 @@ class PlanResult:
     nodes_for_deadline: int | None = None
     stack: Stack = DEFAULT_STACK
     allow_spot: bool = False
+    job: JobKind = JobKind.PRETRAIN
+    lora_rank: int | None = None
+    serving: ServingPlan | None = None
 
     @property
     def by_time(self) -> tuple[PlanOption, ...]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from clusterscout.domain.models import GpuSpec
 from clusterscout.domain.units import GIB, SECONDS_PER_HOUR
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.inputs import ClusterSpec, ModelShape
+from clusterscout.model.finetune import adapter_params, frozen_weight_bytes
+from clusterscout.model.inputs import DEFAULT_LORA_RANK, ClusterSpec, JobKind, ModelShape
 from clusterscout.model.memory import (
     GRAD_BYTES_PER_PARAM,
     OPTIMIZER_BYTES_PER_PARAM,
@@ -26,9 +27,22 @@ def job_hours(steps: int, step_time_s: float) -> float:
     return steps * step_time_s / SECONDS_PER_HOUR
 
 
-def memory_arithmetic(model: ModelShape) -> MemoryArithmetic:
-    """Weights, gradients and Adam state of the whole model, in GiB."""
+def memory_arithmetic(
+    model: ModelShape, kind: JobKind = JobKind.PRETRAIN, lora_rank: int = DEFAULT_LORA_RANK
+) -> MemoryArithmetic:
+    """Weights, gradients and Adam state of the whole model, in GiB.
+
+    Every weight trained: ``(2 + 2 + 12) * params``. LoRA/QLoRA: the frozen weights (BF16,
+    or NF4 with its constants) plus ``16`` bytes per adapter parameter (weights, gradients,
+    Adam), split into the same three parts.
+    """
     p = model.params
+    if kind.adapters:
+        a = adapter_params(model, lora_rank)
+        w = (frozen_weight_bytes(model, kind) + WEIGHT_BYTES_PER_PARAM * a) / GIB
+        g = GRAD_BYTES_PER_PARAM * a / GIB
+        o = OPTIMIZER_BYTES_PER_PARAM * a / GIB
+        return MemoryArithmetic(p, w, g, o, w + g + o)
     w, g, o = (
         b * p / GIB
         for b in (WEIGHT_BYTES_PER_PARAM, GRAD_BYTES_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM)

@@ -42,3 +42,19 @@
   window.addEventListener("hashchange", openTarget);
   openTarget();
 })();
+
+// Plan form: show only the fields the chosen job uses (fields carry data-jobs); without
+// this script every field stays visible and the server ignores what a job does not use.
+(function () {
+  var job = document.getElementById("pf-job");
+  if (!job) return;
+  function sync() {
+    document.querySelectorAll(".field[data-jobs]").forEach(function (el) {
+      el.hidden = el.getAttribute("data-jobs").split(" ").indexOf(job.value) < 0;
+      // a hidden field is not sent, so a value typed for another job cannot be refused
+      el.querySelectorAll("input, select").forEach(function (i) { i.disabled = el.hidden; });
+    });
+  }
+  job.addEventListener("change", sync);
+  sync();
+})();
