@@ -317,23 +317,7 @@ def stale_facts(conn: Connection, today: date, max_age_days: int) -> list[dict[s
     field, checked_on, age_days, url}``; ``scope`` is ``provider`` or an offer id. Sorted by
     provider, then oldest first.
     """
-    out: list[dict[str, Any]] = []
-    for provider, scope, field, refs in _fact_sources(conn):
-        newest = max(refs, key=lambda s: s["checked_on"])
-        age = (today - date.fromisoformat(newest["checked_on"])).days
-        if age > max_age_days:
-            out.append(
-                {
-                    "provider": provider,
-                    "scope": scope,
-                    "field": field,
-                    "checked_on": newest["checked_on"],
-                    "age_days": age,
-                    "url": newest["url"],
-                }
-            )
-    out.sort(key=lambda f: (f["provider"], f["checked_on"], f["scope"], f["field"]))
-    return out
+    return _aged_facts(conn, today, max_age_days, "checked_on")
 
 
 def old_page_facts(conn: Connection, today: date, max_age_days: int) -> list[dict[str, Any]]:
@@ -344,25 +328,29 @@ def old_page_facts(conn: Connection, today: date, max_age_days: int) -> list[dic
     may be current). Each result is ``{provider, scope, field, published_on, age_days, url}``
     with the newest page's date; sorted like ``stale_facts``.
     """
+    return _aged_facts(conn, today, max_age_days, "published_on")
+
+
+def _aged_facts(conn: Connection, today: date, max_age_days: int, key: str) -> list[dict[str, Any]]:
+    """Facts whose newest source's ``key`` date is over ``max_age_days`` old (undated: never)."""
     out: list[dict[str, Any]] = []
     for provider, scope, field, refs in _fact_sources(conn):
-        dates = [s.get("published_on") for s in refs]
-        if None in dates:
+        if any(s.get(key) is None for s in refs):
             continue
-        newest = max(refs, key=lambda s: s["published_on"])
-        age = (today - date.fromisoformat(newest["published_on"])).days
+        newest = max(refs, key=lambda s: s[key])
+        age = (today - date.fromisoformat(newest[key])).days
         if age > max_age_days:
             out.append(
                 {
                     "provider": provider,
                     "scope": scope,
                     "field": field,
-                    "published_on": newest["published_on"],
+                    key: newest[key],
                     "age_days": age,
                     "url": newest["url"],
                 }
             )
-    out.sort(key=lambda f: (f["provider"], f["published_on"], f["scope"], f["field"]))
+    out.sort(key=lambda f: (f["provider"], f[key], f["scope"], f["field"]))
     return out
 
 
