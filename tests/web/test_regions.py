@@ -66,3 +66,11 @@ def test_compare_lists_the_countries_in_the_readers_language(client: TestClient)
     row = block.split("Regionen", 1)[1].split("</tr>", 1)[0]
     assert "Vereinigte Staaten" in row
     assert "Deutschland, Brasilien" in row
+
+
+def test_the_region_chip_names_the_country_in_the_readers_language(client: TestClient) -> None:
+    html = client.get("/pt/offers/?region=BR").text
+    chips = html.split('<ul class="chips"', 1)[1].split("</ul>", 1)[0]
+    value = chips.split('class="chip-label">', 1)[1].split("</span>", 1)[1].split("<a ", 1)[0]
+    # The chip says "Brasil", not the key "BR" nor the select's "Brasil (1)" with its count.
+    assert value.strip() == "Brasil"

@@ -69,7 +69,9 @@ def build(
     for g in groups:
         if g.name in drop or g.name not in {*unknowable, *_NAMES} or not f.active(g.name):
             continue
-        picked = [o.label for o in g.options if o.checked and o.value] or [g.value]
+        # A grouped select (regions) keeps its choices in optgroups; chips name them in words.
+        choices = [*g.options, *(o for _, members in g.optgroups for o in members)]
+        picked = [o.name or o.label for o in choices if o.checked and o.value] or [g.value]
         without = counter(_cleared(f, g.name))
         remove_text = fmt.ngettext(
             "Remove this filter: %(num)s offer", "Remove this filter: %(num)s offers", without

@@ -44,6 +44,8 @@ class Option:
     count: int | None
     checked: bool
     input_id: str
+    name: str | None = None
+    """The choice without its count, where ``label`` carries one (what a chip shows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +122,7 @@ def _region_group(conn: Connection, fmt: Formatter, f: OfferFilter, field: Field
 
     def opt(value: str, label: str, count: int) -> Option:
         text = f"{label} ({fmt.number(count)})"
-        return _opt(field.name, value, text, count, value == current)
+        return replace(_opt(field.name, value, text, count, value == current), name=label)
 
     groups: list[tuple[str, tuple[Option, ...]]] = []
     seen = {""}
