@@ -340,31 +340,7 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
         raise fail(f"{measurements}: expected a list of points or an object with 'points'")
     with reporting():
         report, calibration = estimates.check_model(points, data_dir)
-    print_table(
-        "predicted vs measured",
-        [
-            Column("point"),
-            Column("stack"),
-            Column("metric"),
-            Column("measured", right=True),
-            Column("predicted", right=True),
-            Column("error %", right=True),
-        ],
-        [
-            [
-                r.id,
-                r.stack or "-",
-                f"{r.metric} ({r.unit})",
-                _num(r.measured),
-                _num(r.predicted),
-                f"{r.signed_error_pct:+.1f}",
-            ]
-            for r in report.results
-        ],
-    )
-    out.print(f"\nnot expressed ({len(report.unexpressed)}):", highlight=False)
-    for u in report.unexpressed:
-        out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
+    _print_points("predicted vs measured", report, "\nnot expressed", stack=True)
     _print_error_figures(report, calibration)
     with reporting():
         serving, _ = estimates.check_serving(points, data_dir)
@@ -377,31 +353,36 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
     )
 
 
-def _print_serving_check(report: CheckReport, calibration: Calibration) -> None:
-    """The inference points apart: the decode roofline, its in-sample and held-out error."""
-    print_table(
-        "serving (inference) points: decode roofline, predicted vs measured",
+def _print_points(title: str, report: CheckReport, not_expressed: str, *, stack: bool) -> None:
+    """Predicted vs measured per point (with its software stack if ``stack``), then the points
+    the model cannot express and why."""
+    columns = [Column("point"), *([Column("stack")] if stack else []), Column("metric")]
+    columns += [Column(h, right=True) for h in ("measured", "predicted", "error %")]
+    rows = [
         [
-            Column("point"),
-            Column("metric"),
-            Column("measured", right=True),
-            Column("predicted", right=True),
-            Column("error %", right=True),
-        ],
-        [
-            [
-                r.id,
-                f"{r.metric} ({r.unit})",
-                _num(r.measured),
-                _num(r.predicted),
-                f"{r.signed_error_pct:+.1f}",
-            ]
-            for r in report.results
-        ],
-    )
-    out.print(f"inference points not expressed ({len(report.unexpressed)}):", highlight=False)
+            r.id,
+            *([r.stack or "-"] if stack else []),
+            f"{r.metric} ({r.unit})",
+            _num(r.measured),
+            _num(r.predicted),
+            f"{r.signed_error_pct:+.1f}",
+        ]
+        for r in report.results
+    ]
+    print_table(title, columns, rows)
+    out.print(f"{not_expressed} ({len(report.unexpressed)}):", highlight=False)
     for u in report.unexpressed:
         out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
+
+
+def _print_serving_check(report: CheckReport, calibration: Calibration) -> None:
+    """The inference points apart: the decode roofline, its in-sample and held-out error."""
+    _print_points(
+        "serving (inference) points: decode roofline, predicted vs measured",
+        report,
+        "inference points not expressed",
+        stack=False,
+    )
     out.print("serving, in sample (these points, current constants):", highlight=False)
     out.print(_figure_line("all", report.figures), highlight=False)
     held = calibration.inference.figures.get("holdout") if calibration.inference else None
