@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from clusterscout.catalog.load import load_catalog  # noqa: E402
+from clusterscout.catalog.schema import OFFER_FACT_FIELDS  # noqa: E402
 from clusterscout.domain.models import (  # noqa: E402
     Billing,
     Offer,
@@ -50,18 +51,8 @@ GROUP_KEYS: dict[str, tuple[str, ...]] = {
     "billing": ("granularity", "minimum", "minimum_hours"),
     "storage": ("shared_filesystem", "products", "throughput_gbs", "usd_per_gib_month"),
 }
-OFFER_FIELDS = (
-    "gpu",
-    "gpus_per_node",
-    "fabric",
-    "fabric_generation",
-    "per_node_gbps",
-    "gpudirect_rdma",
-    "min_nodes",
-    "max_nodes",
-    "max_nodes_by_quote",
-    "regions",
-)
+# The schema's offer facts in its order (the seeded draw depends on it), names not sampled.
+OFFER_FIELDS = tuple(f for f in OFFER_FACT_FIELDS if f != "name")
 
 
 @dataclass(frozen=True, slots=True)
