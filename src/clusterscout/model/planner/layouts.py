@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from clusterscout.domain.errors import InputError
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.compute import peak_tflops
@@ -38,6 +41,38 @@ def node_counts(cap: int) -> tuple[int, ...]:
     if cap not in counts:
         counts.append(cap)
     return tuple(counts)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuChoice:
+    """The GPU models a plan considers, and the one the request names (None: all)."""
+
+    index: GpuIndex
+    wanted: str | None
+    considered: list[GpuSpec]
+
+    def excludes(self, gpu: GpuSpec | None) -> bool:
+        """True for a known GPU other than the one asked for."""
+        return gpu is not None and self.wanted is not None and gpu.name != self.wanted
+
+
+def choose_gpus(
+    gpus: Sequence[GpuSpec],
+    wanted: str | None,
+    precision: Precision,
+    usable: Callable[[GpuSpec, Precision], bool],
+) -> GpuChoice:
+    """The GPU models with the figures the job needs, limited to ``wanted`` when given.
+
+    Raises:
+        InputError: for an unknown GPU name, or a named GPU without figures at ``precision``.
+    """
+    index = GpuIndex.of(gpus)
+    name = index.require(wanted, "gpu").name if wanted else None
+    considered = [g for g in gpus if (name is None or g.name == name) and usable(g, precision)]
+    if name is not None and not considered:
+        raise InputError("precision", f"{name} has no {precision.value} figures")
+    return GpuChoice(index, name, considered)
 
 
 def has_figures(gpu: GpuSpec, precision: Precision) -> bool:

@@ -6,13 +6,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from clusterscout.domain.errors import InputError
-from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
 from clusterscout.model.inputs import ClusterSpec, JobKind, TrainingWorkload
-from clusterscout.model.planner.layouts import best_layout, has_figures, layout_of, node_counts
+from clusterscout.model.planner.layouts import (
+    best_layout,
+    choose_gpus,
+    has_figures,
+    layout_of,
+    node_counts,
+)
 from clusterscout.model.planner.ranking import pick, rank
 from clusterscout.model.planner.reasons import ExclusionReason, finetune_assumptions
 from clusterscout.model.planner.request import Job, PlanRequest, job_for
@@ -148,23 +152,15 @@ def plan(
     if request.job is JobKind.INFERENCE:
         return plan_serving(request, offers, gpus, calibration)
     job = job_for(request)
-    index = GpuIndex.of(gpus)
-    gpu_filter = index.require(request.gpu, "gpu").name if request.gpu else None
-    considered = [
-        g
-        for g in gpus
-        if (gpu_filter is None or g.name == gpu_filter) and has_figures(g, job.precision)
-    ]
-    if gpu_filter is not None and not considered:
-        raise InputError("precision", f"{gpu_filter} has no {job.precision.value} figure")
-    verdicts = tuple(gpu_verdict(job, g, calibration) for g in considered)
+    choice = choose_gpus(gpus, request.gpu, job.precision, has_figures)
+    verdicts = tuple(gpu_verdict(job, g, calibration) for g in choice.considered)
     cache: dict[tuple[Any, ...], _Step] = {}
     options: list[PlanOption] = []
     excluded: list[Exclusion] = []
     timely_nodes: dict[str, int] = {}
     for offer in offers:
-        gpu = index.spec(offer.gpu)
-        if gpu is not None and gpu_filter is not None and gpu.name != gpu_filter:
+        gpu = choice.index.spec(offer.gpu)
+        if choice.excludes(gpu):
             continue
         reason = _unusable(offer, gpu, job)
         if reason is not None or gpu is None:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Final
 
 from clusterscout.domain.errors import InputError
-from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec
 from clusterscout.domain.units import GIB, SECONDS_PER_HOUR, bytes_to_gib
 from clusterscout.model.calibration import Calibration, InferenceCalibration
@@ -20,7 +19,7 @@ from clusterscout.model.inference import (
     weight_bytes,
 )
 from clusterscout.model.inputs import ModelShape, Precision
-from clusterscout.model.planner.layouts import REFERENCE_NODE_GPUS
+from clusterscout.model.planner.layouts import REFERENCE_NODE_GPUS, choose_gpus
 from clusterscout.model.planner.reasons import SERVING_ASSUMPTIONS, ExclusionReason
 from clusterscout.model.planner.request import (
     MAX_CONCURRENCY,
@@ -245,25 +244,18 @@ def plan_serving(
     ):
         raise InputError("target_tokens_per_s", "must be greater than 0")
     sizing = _Sizing(request, model, context, cal)
-    index = GpuIndex.of(gpus)
-    gpu_filter = index.require(request.gpu, "gpu").name if request.gpu else None
-    considered = [
-        g
-        for g in gpus
-        if (gpu_filter is None or g.name == gpu_filter) and _servable(g, request.precision)
-    ]
-    if gpu_filter is not None and not considered:
-        raise InputError("precision", f"{gpu_filter} has no {request.precision.value} figures")
+    choice = choose_gpus(gpus, request.gpu, request.precision, _servable)
+    index = choice.index
     usable = calibration.training.usable_memory_fraction
     verdicts = tuple(
         _verdict(sizing, g, [o for o in offers if index.spec(o.gpu) == g], usable)
-        for g in considered
+        for g in choice.considered
     )
     options: list[ServingOption] = []
     excluded: list[Exclusion] = []
     for offer in offers:
         gpu = index.spec(offer.gpu)
-        if gpu is not None and gpu_filter is not None and gpu.name != gpu_filter:
+        if choice.excludes(gpu):
             continue
         reason: ServingOption | ExclusionReason
         if gpu is None:
