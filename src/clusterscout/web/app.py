@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 from typing import Final
 from xml.sax.saxutils import escape
 
@@ -144,4 +145,20 @@ def _post_paths(app: FastAPI) -> set[str]:
 
 def app_from_env() -> FastAPI:
     """Factory used by ``clusterscout serve`` (uvicorn ``--factory``): settings from env."""
-    return create_app(Settings())
+    app = create_app(Settings())
+    freeze_startup_heap()
+    return app
+
+
+def freeze_startup_heap() -> None:
+    """Hide the objects built at start-up from the cyclic garbage collector (``gc.freeze``).
+
+    Why: a full collection walks every tracked object, and the start-up heap (libraries,
+    templates, translations) is most of them. Under load one ran about once a second and held
+    the event loop for about 70 ms, which alone made the uncached p99 (``make bench``); with
+    the start-up heap frozen it takes about 2 ms. Frozen objects are still freed by reference
+    counting; only a reference cycle among them would stay, and they live as long as the
+    process anyway. Called once per worker process, after the app is built.
+    """
+    gc.collect()
+    gc.freeze()
