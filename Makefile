@@ -12,7 +12,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 TOOLS := .venv-tools
 TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: run test check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium axe bench clean help
+.PHONY: run test check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium axe wrk bench clean help
 
 help:
 	@echo "make run      build the database from data/ and serve http://$(HOST):$(PORT)"
@@ -107,7 +107,13 @@ $(BENCH_VENV)/bin/datasette:
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install -q 'datasette>=0.65,<1'
 
-bench: $(DEV_STAMP) i18n build-db $(BENCH_VENV)/bin/datasette
+# wrk (Debian's package) drives the fixed-URL cases; without it bench/load.py uses its Python client.
+wrk:
+	@if ! command -v wrk >/dev/null && [ "$$(id -u)" = "0" ]; then \
+	  (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; \
+	fi
+
+bench: $(DEV_STAMP) i18n build-db $(BENCH_VENV)/bin/datasette wrk
 	$(BIN)/python bench/load.py --datasette $(BENCH_VENV)/bin/datasette
 
 clean:

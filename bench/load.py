@@ -1,7 +1,7 @@
 """Load benchmark: clusterscout and Datasette on the same SQLite file, one worker each, loopback.
 
 Usage: ``.venv/bin/python bench/load.py [--seconds 8] [--concurrency 16] [--soak 60]
-[--datasette PATH]``
+[--datasette PATH] [--client wrk|python]``
 
 Starts three servers on free ports over the database ``make build-db`` wrote: clusterscout with
 its response cache (the *cached* figures: the same URL again and again), clusterscout with the
@@ -9,6 +9,10 @@ cache off (*uncached*: every answer rendered, as when users vary filters), and D
 bench-only tool, installed by ``make bench`` in a venv of its own). It prints req/s, p50 and
 p99 for each case side by side, the compressed sizes, and then a mixed soak (pages, API,
 plans, estimates) with the server's resident memory sampled every second.
+
+The fixed-URL cases are driven by ``wrk`` when it is installed (``make bench`` installs Debian's
+package when it can): a Python client on the same two cores takes CPU from the server and adds
+its own pauses to the tail, so its p99 is not the server's.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import asyncio
 import os
 import random
+import re
 import shutil
 import socket
 import statistics
@@ -25,8 +30,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 import httpx
 
@@ -45,6 +51,10 @@ DS_API = (
 )
 DS_PAGE = "/clusterscout/offers?fabric=infiniband&gpudirect_rdma=1&_size=50"
 CODE_HOME = ROOT / "src"
+CLIENTS: Final = {
+    "wrk": "wrk, one thread (C; it takes little of the 2 cores the server also runs on)",
+    "python": "httpx asyncio in this process (it shares the cores: tails are the client's too)",
+}
 
 
 def _free_port() -> int:
@@ -85,27 +95,36 @@ def _server(cmd: list[str], env: dict[str, str], health: str) -> Iterator[tuple[
 
 @dataclass
 class Result:
-    """Latencies (s), failures and the server's CPU seconds of one timed run."""
+    """Rate, latency quantiles (s), failures and the server's CPU seconds of one timed run."""
 
-    latencies: list[float]
+    count: int
     errors: int
     seconds: float
+    p50: float
+    p99: float
     cpu_s: float = 0.0
+    kinds: dict[str, Result] = field(default_factory=dict)
+    """The same figures per kind of request (page, API, plan, estimate) of a mixed run."""
+
+    @classmethod
+    def of(cls, latencies: list[float], errors: int, seconds: float) -> Result:
+        """From each request's latency, as the Python client measures them."""
+        q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
+        return cls(len(latencies), errors, seconds, q[49], q[98])
 
     def line(self, name: str) -> str:
         """One row of the table."""
-        q = statistics.quantiles(self.latencies, n=100) if len(self.latencies) > 1 else [0] * 99
-        rate = len(self.latencies) / self.seconds
-        cpu = self.cpu_s * 1000 / max(len(self.latencies), 1)
+        # The server's CPU is read per run, not per kind of request: no figure for a kind.
+        cpu = f"{self.cpu_s * 1000 / max(self.count, 1):7.2f}" if self.cpu_s else f"{'-':>7}"
         return (
-            f"| {name:<44} | {rate:8.0f} | {q[49] * 1000:7.1f} | {q[98] * 1000:7.1f} "
-            f"| {cpu:7.2f} | {self.errors:6d} |"
+            f"| {name:<44} | {self.rate:8.0f} | {self.p50 * 1000:7.1f} | {self.p99 * 1000:7.1f} "
+            f"| {cpu} | {self.errors:6d} |"
         )
 
     @property
     def rate(self) -> float:
         """Requests per second."""
-        return len(self.latencies) / self.seconds
+        return self.count / self.seconds
 
 
 Request = tuple[str, str, dict[str, object] | None]  # method, path, JSON body
@@ -114,7 +133,7 @@ Request = tuple[str, str, dict[str, object] | None]  # method, path, JSON body
 async def _drive(
     base: str, pick: Callable[[], Request], seconds: float, concurrency: int
 ) -> Result:
-    latencies: list[float] = []
+    latencies: dict[str, list[float]] = {}
     errors = 0
     stop = time.perf_counter() + seconds
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -131,11 +150,20 @@ async def _drive(
                     ok = r.status_code == 200
                 except httpx.HTTPError:
                     ok = False
-                latencies.append(time.perf_counter() - start)
+                latencies.setdefault(_kind(method, path), []).append(time.perf_counter() - start)
                 errors += not ok
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return Result(latencies, errors, seconds)
+    result = Result.of([x for xs in latencies.values() for x in xs], errors, seconds)
+    if len(latencies) > 1:
+        result.kinds = {k: Result.of(xs, 0, seconds) for k, xs in sorted(latencies.items())}
+    return result
+
+
+def _kind(method: str, path: str) -> str:
+    if method == "POST":
+        return path.rsplit("/", 1)[-1]  # plan, estimate
+    return "api" if path.startswith("/api/") else "page"
 
 
 def _cpu_s(pid: int) -> float:
@@ -144,12 +172,51 @@ def _cpu_s(pid: int) -> float:
     return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def _run(
-    base: str, pick: Callable[[], Request], seconds: float, concurrency: int, pid: int
-) -> Result:
-    asyncio.run(_drive(base, pick, min(seconds, 1.0), concurrency))  # warm-up
+def _wrk(base: str, path: str, seconds: float, concurrency: int) -> Result:
+    """One timed run of ``wrk`` (C, one thread): it leaves the cores to the server."""
+    argv = [
+        "wrk", "-t1", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--latency",
+        "-H", "Accept-Encoding: gzip", base + path,
+    ]  # fmt: skip
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return _parse_wrk(out)
+
+
+WRK_UNITS: Final = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
+
+
+def _parse_wrk(out: str) -> Result:
+    """Count, errors and p50/p99 from ``wrk --latency`` output."""
+    quantiles: dict[str, float] = {}
+    count, seconds, errors = 0, 1.0, 0
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] in ("50%", "99%"):
+            number = re.fullmatch(r"([\d.]+)(us|ms|s|m)", words[1])
+            if number:
+                quantiles[words[0]] = float(number[1]) * WRK_UNITS[number[2]]
+        elif " requests in " in line:
+            count, seconds = int(words[0]), float(words[3].rstrip(",s"))
+        elif line.strip().startswith("Non-2xx or 3xx responses:"):
+            errors += int(words[-1])
+        elif line.strip().startswith("Socket errors:"):
+            errors += sum(int(n) for n in re.findall(r"\d+", line))
+    if count == 0 or len(quantiles) != 2:
+        raise SystemExit(f"could not read wrk's output:\n{out}")
+    return Result(count, errors, seconds, quantiles["50%"], quantiles["99%"])
+
+
+def _run(base: str, path: str, seconds: float, concurrency: int, pid: int, wrk: bool) -> Result:
+    """Warm up for a second, then one timed run of the same URL, with the server's CPU time."""
+    if wrk:
+        _wrk(base, path, 1.0, concurrency)
+    else:
+        asyncio.run(_drive(base, _same(path), 1.0, concurrency))
     before = _cpu_s(pid)
-    result = asyncio.run(_drive(base, pick, seconds, concurrency))
+    if wrk:
+        result = _wrk(base, path, seconds, concurrency)
+    else:
+        result = asyncio.run(_drive(base, _same(path), seconds, concurrency))
     # Server CPU per request does not depend on what else the machine runs; req/s does.
     result.cpu_s = _cpu_s(pid) - before
     return result
@@ -228,14 +295,22 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--soak", type=float, default=60.0, help="mixed soak seconds (0: skip)")
     parser.add_argument("--datasette", default=shutil.which("datasette") or "")
+    parser.add_argument(
+        "--client",
+        choices=("wrk", "python"),
+        default="wrk" if shutil.which("wrk") else "python",
+        help="load generator of the fixed-URL cases (the mixed soak always uses Python)",
+    )
     args = parser.parse_args()
+    wrk = args.client == "wrk"
     if not DB.is_file():
         raise SystemExit(f"{DB} is missing: run make build-db")
     exe = str(Path(sys.executable).with_name("clusterscout"))
     serve = [exe, "serve", "--host", "127.0.0.1", "--port", "{port}", "--workers", "1"]
     env = {"CLUSTERSCOUT_SQLITE_PATH": str(DB)}
     n, secs = args.concurrency, args.seconds
-    print(f"one worker each, {n} connections, {secs:g} s per case, same file {DB.name}\n")
+    print(f"one worker each, {n} connections, {secs:g} s per case, same file {DB.name}")
+    print(f"client: {CLIENTS[args.client]}\n")
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
     print(
         f"| {'case':<44} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | {'CPU ms':>7} "
@@ -244,30 +319,28 @@ def main() -> None:
     print(f"|{'-' * 46}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 8}|")
     uncached_env = {**env, "CLUSTERSCOUT_RESPONSE_CACHE_MB": "0"}
     with _server(serve, uncached_env, "/healthz") as (b, pid):
-        uncached_api = _run(b, _same(API), secs, n, pid)
+        uncached_api = _run(b, API, secs, n, pid, wrk)
         print(uncached_api.line("clusterscout API, uncached"), flush=True)
-        uncached_page = _run(b, _same(PAGE), secs, n, pid)
+        uncached_page = _run(b, PAGE, secs, n, pid, wrk)
     ds_api = ds_page = None
     if args.datasette:
         ds = [args.datasette, "serve", str(DB), "--port", "{port}", "--host", "127.0.0.1",
               "--setting", "sql_time_limit_ms", "1000"]  # fmt: skip
         with _server(ds, {}, "/-/versions.json") as (b, pid):
-            ds_api = _run(b, _same(DS_API), secs, n, pid)
+            ds_api = _run(b, DS_API, secs, n, pid, wrk)
             print(ds_api.line("Datasette SQL JSON, same 50 rows"), flush=True)
-            ds_page = _run(b, _same(DS_PAGE), secs, n, pid)
+            ds_page = _run(b, DS_PAGE, secs, n, pid, wrk)
     print(uncached_page.line("clusterscout HTML listing, uncached"))
     if ds_page is not None:
         print(ds_page.line("Datasette HTML table page"))
     with _server(serve, env, "/healthz") as (b, pid):
-        cached = _run(b, _same(API), secs, n, pid)
+        cached = _run(b, API, secs, n, pid, wrk)
         print(cached.line("clusterscout API, response cache hit"))
-        print(_run(b, _same(PAGE), secs, n, pid).line("clusterscout HTML listing, cache hit"))
+        print(_run(b, PAGE, secs, n, pid, wrk).line("clusterscout HTML listing, cache hit"))
         print("\nCPU ms: the server's CPU time per request (independent of other load).")
         if ds_api is not None:
             ratio = uncached_api.rate / ds_api.rate
-            cpu = (ds_api.cpu_s / len(ds_api.latencies)) / (
-                uncached_api.cpu_s / len(uncached_api.latencies)
-            )
+            cpu = (ds_api.cpu_s / ds_api.count) / (uncached_api.cpu_s / uncached_api.count)
             print(f"uncached API / Datasette SQL JSON: {ratio:.2f}x req/s, {cpu:.2f}x per CPU")
         for line in _sizes(b):
             print(line)
@@ -295,6 +368,8 @@ def _soak(base: str, pid: int, seconds: float, concurrency: int) -> None:
     half = rss[len(rss) // 2 :] or [start]
     print(f"\nmixed soak {seconds:g} s (30% pages, 40% API, 20% plan, 10% estimate):")
     print(result.line("mixed"))
+    for kind, part in result.kinds.items():
+        print(part.line(f"  {kind} ({part.count} requests)"))
     print(
         f"RSS MiB: start {start:.0f}, max {max(rss, default=start):.0f}, "
         f"second half {min(half):.0f}..{max(half):.0f}, end {rss[-1] if rss else start:.0f}"
