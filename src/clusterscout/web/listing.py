@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from markupsafe import Markup
 from starlette.requests import Request
 
 from clusterscout.app import offers
 from clusterscout.catalog.filters import OfferFilter, SortKey
-from clusterscout.web import chips, facets, params, reference
+from clusterscout.web import chips, facets, params, reference, viewmodels
 from clusterscout.web.chips import Chip, Unknowns
 from clusterscout.web.i18n import Formatter
-from clusterscout.web.runtime import reading, snapshot_of, state_of
-from clusterscout.web.viewmodels import OfferRow, offer_rows
+from clusterscout.web.runtime import AppState, reading, snapshot_of, state_of
+from clusterscout.web.viewmodels import OfferRow, offer_row, offer_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,8 @@ class Listing:
     json_href: str
     sort_links: dict[str, SortLink]
     ref_label: str | None = None
+    rows_html: list[Markup] | None = None
+    """``rows`` already rendered, in order (None: the template renders them)."""
 
 
 def _page_href(pairs: list[tuple[str, str]], page: int) -> str:
@@ -92,9 +97,12 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     if ref is not None:
         pairs = sorted([*pairs, (reference.PARAM, ref.key)])
     tier = f.price_tier.value if f.price_tier else None
-    records = fmt.catalog.localize(result.records)
-    rows = offer_rows(fmt, records, providers, st.settings.stale_after_days, tier)
-    if ref is not None:
+    rows_html: list[Markup] | None = None
+    if ref is None:
+        rows, rows_html = _kept_rows(st, request, fmt, result.records, providers, tier)
+    else:
+        records = fmt.catalog.localize(result.records)
+        rows = offer_rows(fmt, records, providers, st.settings.stale_after_days, tier)
         found = reference.estimates(st, snapshot_of(request), ref, result.records, tier)
         rows = [
             replace(
@@ -141,7 +149,42 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         json_href="/api/v1/offers" + params.query_string(api_pairs),
         sort_links=_sort_links(pairs, sort),
         ref_label=reference.label(fmt, ref) if ref is not None else None,
+        rows_html=rows_html,
     )
+
+
+def _kept_rows(
+    st: AppState,
+    request: Request,
+    fmt: Formatter,
+    records: Sequence[Mapping[str, Any]],
+    providers: Mapping[str, Mapping[str, Any]],
+    tier: str | None,
+) -> tuple[list[OfferRow], list[Markup]]:
+    """Each record's table row and its HTML, built once per data version, language, price
+    tier and day (staleness badges count days), then kept.
+
+    Why: filters change which rows a listing shows, not what a row says, and building and
+    rendering about fifty rows with every fact's sources was most of an uncached page's time.
+    """
+    version = snapshot_of(request).data_version
+    day = viewmodels.today().isoformat()
+    row_macro = st.envs[fmt.lang].get_template("_macros.html").module.offer_row  # type: ignore[attr-defined]
+
+    def build(record: Mapping[str, Any]) -> tuple[OfferRow, Markup]:
+        localized = fmt.catalog.localize(record)
+        row = offer_row(
+            fmt, localized, providers.get(record["provider"]), st.settings.stale_after_days, tier
+        )
+        # A macro of an autoescaping environment returns Markup: escaped once, when rendered.
+        html: Markup = row_macro(row, True, None)
+        return row, html
+
+    kept = [
+        st.rows.get((version, fmt.lang, record["id"], tier, day), functools.partial(build, record))
+        for record in records
+    ]
+    return [row for row, _html in kept], [html for _row, html in kept]
 
 
 def needs_redirect(request: Request, listing: Listing) -> bool:

@@ -32,6 +32,9 @@ WEB_DIR: Final = Path(__file__).resolve().parent
 TEMPLATE_DIR: Final = WEB_DIR / "templates"
 STATIC_DIR: Final = WEB_DIR / "static"
 MEMO_ENTRIES: Final = 2048
+ROW_ENTRIES: Final = 1024
+"""Offer rows kept rendered: every offer in each language (about 540) with room for tiers;
+a row with its view model is about 15 KB, so at most about 15 MB."""
 ANSWER_CACHE_BYTES: Final = 16 * 1024 * 1024
 SNAPSHOT_KEY: Final = "clusterscout.snapshot"
 
@@ -78,6 +81,8 @@ class AppState:
     memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
     """Model answers (plans, charts, reference estimates), keyed with the data version."""
     answers: ResponseCache = field(default_factory=lambda: ResponseCache(ANSWER_CACHE_BYTES))
+    rows: Memo = field(default_factory=lambda: Memo(ROW_ENTRIES))
+    """Listing rows (view model and HTML), keyed with the data version, language, tier, day."""
     """JSON answers of POST /plan and /estimate by data version and body digest."""
 
     @classmethod
