@@ -10,15 +10,17 @@ bench-only tool, installed by ``make bench`` in a venv of its own). It prints re
 p99 for each case side by side, the compressed sizes, and then a mixed soak (pages, API,
 plans, estimates) with the server's resident memory sampled every second.
 
-The fixed-URL cases are driven by ``wrk`` when it is installed (``make bench`` installs Debian's
-package when it can): a Python client on the same two cores takes CPU from the server and adds
-its own pauses to the tail, so its p99 is not the server's.
+Every case, the soak included, is driven by ``wrk`` when it is installed (``make bench`` installs
+Debian's package when it can): a Python client on the same two cores took about as much CPU as
+the server and added its own pauses to the tail, so its p99 was not the server's.
+``--client python`` uses the Python client instead and splits the soak's figures by kind.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import re
@@ -27,8 +29,9 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,17 +175,29 @@ def _cpu_s(pid: int) -> float:
     return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def _wrk(base: str, path: str, seconds: float, concurrency: int) -> Result:
+def _wrk(
+    base: str, path: str, seconds: float, concurrency: int, extra: Sequence[str] = ()
+) -> Result:
     """One timed run of ``wrk`` (C, one thread): it leaves the cores to the server."""
     argv = [
-        "wrk", "-t1", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--latency",
-        "-H", "Accept-Encoding: gzip", base + path,
+        # A request still unanswered after 30 s counts as an error, as with the Python client.
+        "wrk", "-t1", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--timeout", "30s",
+        "--latency",
+        "-H", "Accept-Encoding: gzip", *extra, base + path,
     ]  # fmt: skip
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     return _parse_wrk(out)
 
 
 WRK_UNITS: Final = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
+
+
+def _wrk_time(text: str) -> float:
+    """Seconds from a wrk duration: ``812.50us``, ``35.44ms``, ``10.01s``, ``1.00m``."""
+    number = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    if number is None:
+        raise SystemExit(f"could not read wrk's duration {text!r}")
+    return float(number[1]) * WRK_UNITS[number[2]]
 
 
 def _parse_wrk(out: str) -> Result:
@@ -192,11 +207,9 @@ def _parse_wrk(out: str) -> Result:
     for line in out.splitlines():
         words = line.split()
         if len(words) == 2 and words[0] in ("50%", "99%"):
-            number = re.fullmatch(r"([\d.]+)(us|ms|s|m)", words[1])
-            if number:
-                quantiles[words[0]] = float(number[1]) * WRK_UNITS[number[2]]
+            quantiles[words[0]] = _wrk_time(words[1])
         elif " requests in " in line:
-            count, seconds = int(words[0]), float(words[3].rstrip(",s"))
+            count, seconds = int(words[0]), _wrk_time(words[3].rstrip(","))
         elif line.strip().startswith("Non-2xx or 3xx responses:"):
             errors += int(words[-1])
         elif line.strip().startswith("Socket errors:"):
@@ -299,7 +312,7 @@ def main() -> None:
         "--client",
         choices=("wrk", "python"),
         default="wrk" if shutil.which("wrk") else "python",
-        help="load generator of the fixed-URL cases (the mixed soak always uses Python)",
+        help="load generator (python: also splits the soak's latencies by kind of request)",
     )
     args = parser.parse_args()
     wrk = args.client == "wrk"
@@ -345,22 +358,27 @@ def main() -> None:
         for line in _sizes(b):
             print(line)
         if args.soak > 0:
-            _soak(b, pid, args.soak, n)
+            _soak(b, pid, args.soak, n, wrk)
 
 
-def _soak(base: str, pid: int, seconds: float, concurrency: int) -> None:
+def _soak(base: str, pid: int, seconds: float, concurrency: int, wrk: bool) -> None:
+    """The mixed soak, with the server's resident memory sampled every second."""
     rss: list[float] = []
+    pick = _mixed(random.Random(10))  # the same sequence every run
 
-    async def sample() -> None:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
+    async def sample(done: Callable[[], bool]) -> None:
+        while not done():
             rss.append(_rss_mib(pid))
             await asyncio.sleep(1)
 
     async def both() -> Result:
-        pick = _mixed(random.Random(10))  # the same sequence every run
-        result, _ = await asyncio.gather(_drive(base, pick, seconds, concurrency), sample())
-        return result
+        if wrk:
+            load = asyncio.to_thread(_wrk_mixed, base, pick, seconds, concurrency)
+        else:
+            load = _drive(base, pick, seconds, concurrency)
+        run = asyncio.create_task(load)
+        await sample(run.done)
+        return await run
 
     start, cpu = _rss_mib(pid), _cpu_s(pid)
     result = asyncio.run(both())
@@ -374,6 +392,46 @@ def _soak(base: str, pid: int, seconds: float, concurrency: int) -> None:
         f"RSS MiB: start {start:.0f}, max {max(rss, default=start):.0f}, "
         f"second half {min(half):.0f}..{max(half):.0f}, end {rss[-1] if rss else start:.0f}"
     )
+
+
+SOAK_REQUESTS: Final = 50_000
+"""Requests drawn up front for wrk (more than a minute's worth; it starts over if it runs out)."""
+
+
+def _wrk_mixed(base: str, pick: Callable[[], Request], seconds: float, concurrency: int) -> Result:
+    """The mixed soak by wrk: the sequence ``pick`` draws, written out as a Lua table.
+
+    The requests come from the same generator as the Python client's, so both clients send the
+    same mix; wrk reports one latency distribution for all kinds.
+    """
+    entries = []
+    for _ in range(SOAK_REQUESTS):
+        method, path, body = pick()
+        data = "nil" if body is None else _lua_string(json.dumps(body))
+        entries.append(f"{{{_lua_string(method)},{_lua_string(path)},{data}}}")
+    script = (
+        "local reqs = {\n" + ",\n".join(entries) + "\n}\n"
+        "local json = {['Content-Type'] = 'application/json'}\n"
+        "local i = 0\n"
+        "request = function()\n"
+        "  i = i % #reqs + 1\n"
+        "  local r = reqs[i]\n"
+        "  if r[3] then return wrk.format(r[1], r[2], json, r[3]) end\n"
+        "  return wrk.format(r[1], r[2])\n"
+        "end\n"
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", encoding="utf-8") as lua:
+        lua.write(script)
+        lua.flush()
+        return _wrk(base, "/", seconds, concurrency, ["-s", lua.name])
+
+
+def _lua_string(text: str) -> str:
+    """``text`` as a Lua long string literal (no escapes to get wrong)."""
+    level = "="
+    while f"]{level}]" in text:
+        level += "="
+    return f"[{level}[{text}]{level}]"
 
 
 if __name__ == "__main__":
