@@ -539,7 +539,21 @@ def train_step(
     Formulas: ``tokens/s/GPU = B*s/(n*t)``; ``model TFLOP/s/GPU = F_model*B*s/(n*t)``;
     ``mfu = model TFLOP/s / dense peak in the step's precision``.
     """
-    parts = step_breakdown(workload, cluster, calibration)
+    return training_result(
+        workload, cluster, step_breakdown(workload, cluster, calibration), calibration
+    )
+
+
+def training_result(
+    workload: TrainingWorkload,
+    cluster: ClusterSpec,
+    parts: StepBreakdown,
+    calibration: Calibration,
+) -> TrainingResult:
+    """``train_step`` from the step's ``parts`` (``step_breakdown`` of the same inputs).
+
+    The planner already has the breakdown of the layout it chose; this spares computing it twice.
+    """
     step = parts.total_s
     tokens = workload.tokens_per_step
     flops = (
