@@ -8,6 +8,7 @@ from typing import Any
 
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
+from clusterscout.model.collectives import canonical_network
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
 from clusterscout.model.inputs import ClusterSpec, JobKind, TrainingWorkload
 from clusterscout.model.planner.layouts import (
@@ -59,12 +60,16 @@ def _candidates(
     for nodes in node_counts(cap):
         if _spot_blocked(offer, nodes, request):
             continue
-        # Offers with the same GPU, node size and network share one model evaluation.
-        key = (gpu.name, per_node, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma, nodes)
-        if key not in cache:
-            cluster = ClusterSpec(
+        # Offers with the same GPU, node size and network (as the model reads it: none on one
+        # node, GPUDirect only when missing on RDMA) share one model evaluation.
+        cluster = canonical_network(
+            ClusterSpec(
                 gpu, per_node, nodes, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma
             )
+        )
+        net = (cluster.fabric, cluster.per_node_gbps, cluster.gpudirect_rdma)
+        key = (gpu.name, per_node, *net, nodes)
+        if key not in cache:
             best = search.best(cluster)
             if best is None:
                 cache[key] = None
