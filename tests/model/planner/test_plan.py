@@ -23,6 +23,7 @@ from clusterscout.model.planner.reasons import ExclusionReason
 from clusterscout.model.planner.request import PlanRequest
 from clusterscout.model.planner.results import PlanOffer, PlanOption
 from clusterscout.model.presets import PRESETS, find_preset
+from clusterscout.model.training import step_breakdown
 from clusterscout.web.schemas import plan_json
 from tests.model.conftest import GPUS
 
@@ -341,7 +342,18 @@ def test_a_search_shared_over_clusters_answers_as_fresh_ones(
         for nodes, fabric in ((1, IB), (4, IB), (2, ETH), (4, ETH), (1, None)):
             gbps = 3200 if fabric is IB else 100 if fabric else None
             cluster = ClusterSpec(gpu, 8, nodes, fabric, gbps, True)
-            assert shared.best(cluster) == best_layout(job, cluster, cal)
+            found = shared.best(cluster)
+            assert found == best_layout(job, cluster, cal)
             fresh = fitting_workloads(job, gpu, 8, 8 * nodes, cal)
             assert shared.fitting(gpu, 8, 8 * nodes) == tuple(fresh)
+            # Skipping layouts on their compute time alone keeps the first fastest one.
+            timed = [
+                (job.steps_for(w.global_batch) * step_breakdown(w, cluster, cal).total_s, i)
+                for i, w in enumerate(fresh)
+            ]
+            assert (found.workload if found else None) == (fresh[min(timed)[1]] if timed else None)
         assert shared.min_gpus_to_fit(gpu) == LayoutSearch(job, cal).min_gpus_to_fit(gpu)
+        for gpus in range(1, 20):
+            whole = bool(fitting_workloads(job, gpu, min(gpus, 8), gpus, cal))
+            assert LayoutSearch(job, cal).fits_on(gpu, gpus) == whole
+            assert shared.fits_on(gpu, gpus) == whole

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -22,7 +22,7 @@ from clusterscout.model.inputs import (
 from clusterscout.model.memory import memory_per_gpu
 from clusterscout.model.planner.request import Job
 from clusterscout.model.planner.results import Layout
-from clusterscout.model.training import StepBreakdown, step_breakdown
+from clusterscout.model.training import StepBreakdown, compute_time_s, step_breakdown
 
 REFERENCE_NODE_GPUS: Final = 8
 _TP_CHOICES: Final = (1, 2, 4, 8)
@@ -134,13 +134,12 @@ def ep_choices(experts: int, non_pp: int) -> tuple[int, ...]:
 
 def _moe_workloads(
     job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
-) -> list[TrainingWorkload]:
+) -> Iterator[TrainingWorkload]:
     """MoE models: per (tp, recompute, ep), the smallest pipeline depth that fits memory.
 
     Only the distributed optimizer (ZeRO-1) is tried, as Megatron-Core trains MoE models;
     ``ep`` folds into the ``tp*dp`` ranks of each stage (``Parallelism``).
     """
-    found: list[TrainingWorkload] = []
     model = job.model
     for tp in _TP_CHOICES:
         if tp > gpus_per_node or gpus_per_node % tp or model.heads % tp or gpus % tp:
@@ -156,9 +155,8 @@ def _moe_workloads(
                     vp = _vp(model.layers, pp)
                     w = _workload(job, tp, pp, vp, dp, Sharding.ZERO1, recompute, ep)
                     if memory_per_gpu(w, gpu, calibration).fits:
-                        found.append(w)
+                        yield w
                         break
-    return found
 
 
 def fitting_workloads(
@@ -170,9 +168,16 @@ def fitting_workloads(
     stages than needed only add bubble, so the first fitting depth is kept. MoE models also
     search the expert-parallel degree (``_moe_workloads``).
     """
+    return list(_fitting(job, gpu, gpus_per_node, gpus, calibration))
+
+
+def _fitting(
+    job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
+) -> Iterator[TrainingWorkload]:
+    """``fitting_workloads`` one at a time, so a caller asking only "does any fit?" can stop."""
     if job.model.is_moe:
-        return _moe_workloads(job, gpu, gpus_per_node, gpus, calibration)
-    found: list[TrainingWorkload] = []
+        yield from _moe_workloads(job, gpu, gpus_per_node, gpus, calibration)
+        return
     heads = job.model.heads
     for tp in _TP_CHOICES:
         if tp > gpus_per_node or gpus_per_node % tp or heads % tp or gpus % tp:
@@ -186,9 +191,8 @@ def fitting_workloads(
                     dp = gpus // (tp * pp)
                     w = _workload(job, tp, pp, _vp(job.model.layers, pp), dp, sharding, recompute)
                     if memory_per_gpu(w, gpu, calibration).fits:
-                        found.append(w)
+                        yield w
                         break
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,15 +246,32 @@ class LayoutSearch:
         """
         best: BestLayout | None = None
         for w in self.fitting(cluster.gpu, cluster.gpus_per_node, cluster.gpus):
-            parts = step_breakdown(w, cluster, self.calibration)
-            candidate = BestLayout(w, parts.total_s, self.job.steps_for(w.global_batch), parts)
+            steps = self.job.steps_for(w.global_batch)
+            compute = compute_time_s(w, cluster, self.calibration)
+            # The other parts of a step are never negative (the calibration bounds its shares
+            # to [0, 1]), so a layout whose compute alone is no faster cannot win: skip its
+            # communication terms, the costly part of the step model.
+            if best is not None and steps * compute >= best.job_seconds:
+                continue
+            parts = step_breakdown(w, cluster, self.calibration, compute)
+            candidate = BestLayout(w, parts.total_s, steps, parts)
             if best is None or candidate.job_seconds < best.job_seconds:
                 best = candidate
         return best
 
     def fits_on(self, gpu: GpuSpec, gpus: int) -> bool:
         """True when some layout holds the job on ``gpus`` GPUs in nodes of up to 8."""
-        return bool(self.fitting(gpu, min(gpus, REFERENCE_NODE_GPUS), gpus))
+        per_node = min(gpus, REFERENCE_NODE_GPUS)
+        key = (gpu.name, gpu.memory_gib, per_node, gpus)
+        known = self._fitting.get(key)
+        if known is not None:
+            return bool(known)
+        # The bisection only asks whether one layout fits: stop at the first. A full search
+        # that found none is the whole answer, so it is kept.
+        first = next(_fitting(self.job, gpu, per_node, gpus, self.calibration), None)
+        if first is None:
+            self._fitting[key] = ()
+        return first is not None
 
     def min_gpus_to_fit(self, gpu: GpuSpec) -> int | None:
         """Smallest GPU count whose best layout fits memory (doubling, then bisection)."""
