@@ -9,7 +9,7 @@ import pytest
 
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.collectives import group_time_s
+from clusterscout.model.collectives import canonical_network, group_time_s
 from clusterscout.model.inputs import (
     ClusterSpec,
     CollectiveOp,
@@ -21,6 +21,7 @@ from clusterscout.model.inputs import (
     Stack,
     TrainingWorkload,
 )
+from clusterscout.model.presets import PRESETS
 from clusterscout.model.training import (
     CommTime,
     GroupPlacement,
@@ -182,3 +183,25 @@ def test_multi_node_efficiency_below_one(rcal: Calibration) -> None:
     w = wl(Parallelism(dp=32), batch=32, model=replace(TINY, params=5e10))
     res = train_step(w, ClusterSpec(H100, 8, 4, FabricKind.ETHERNET, 100, None), rcal)
     assert 0 < res.scaling_efficiency < 1
+
+
+@pytest.mark.parametrize("preset", ["70B", "mixtral-8x7b"])
+@pytest.mark.parametrize("nodes", [1, 4])
+@pytest.mark.parametrize(
+    "fabric", [FabricKind.INFINIBAND, FabricKind.EFA, FabricKind.ETHERNET, FabricKind.TCPXO]
+)
+@pytest.mark.parametrize("rdma", [True, False, None])
+def test_the_canonical_network_gets_the_same_estimate(
+    cal: Calibration, preset: str, nodes: int, fabric: FabricKind, rdma: bool | None
+) -> None:
+    # The planner shares one estimate between clusters with equal canonical networks.
+    model = PRESETS[preset].shape
+    dp = nodes * 8 // (4 * 2)
+    ep = 4 if model.is_moe else 1
+    par = Parallelism(tp=4, pp=2, dp=dp, vp=2, sharding=Sharding.ZERO1, ep=ep)
+    w = TrainingWorkload(model, 4096, 8 * dp, 1, Precision.BF16, par, Recompute.FULL)
+    cluster = ClusterSpec(H100, 8, nodes, fabric, 400, rdma)
+    seen = canonical_network(cluster)
+    assert train_step(w, seen, cal) == train_step(w, cluster, cal)
+    if nodes == 1:
+        assert (seen.fabric, seen.per_node_gbps, seen.gpudirect_rdma) == (None, None, None)

@@ -7,7 +7,7 @@ bytes, ``algbw = S / t`` and ``busbw = algbw * f(n)`` with ``f = 2(n-1)/n`` for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.domain.units import gbps_to_gbytes_per_s
@@ -75,6 +75,19 @@ def fabric_calibration(cluster: ClusterSpec, calibration: Calibration) -> Fabric
         msg = "a multi-node collective needs the fabric and its per-node Gbit/s"
         raise ValueError(msg)
     return calibration.fabrics[cluster.fabric]
+
+
+def canonical_network(cluster: ClusterSpec) -> ClusterSpec:
+    """The same cluster with the network facts no estimate reads cleared.
+
+    One node never uses its fabric; GPUDirect RDMA only counts when it is known to be missing
+    on an RDMA fabric (unknown is assumed present; TCP-class fabrics have none to lose). Two
+    clusters with equal canonical networks get equal estimates, so callers can share them.
+    """
+    if cluster.nodes == 1:
+        return replace(cluster, fabric=None, per_node_gbps=None, gpudirect_rdma=None)
+    missing = cluster.gpudirect_rdma is False and cluster.fabric in _RDMA_FABRICS
+    return replace(cluster, gpudirect_rdma=False if missing else None)
 
 
 def inter_node_busbw_gbs(

@@ -459,7 +459,10 @@ def straggler_time_s(compute_s: float, nodes: int, calibration: Calibration) -> 
 
 
 def step_breakdown(
-    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+    workload: TrainingWorkload,
+    cluster: ClusterSpec,
+    calibration: Calibration,
+    compute_s: float | None = None,
 ) -> StepBreakdown:
     """All parts of one step: compute, bubble and exposed communication.
 
@@ -468,9 +471,10 @@ def step_breakdown(
     where the communication terms are the exposed parts and
     ``t_slowdown = k * (hidden tp + cp + dp + all-to-all time)``, ``k`` the stack's
     ``overlap_slowdown``: overlapped collectives still take SMs and memory bandwidth from the GEMMs.
+    ``compute_s``, when given, is ``compute_time_s`` of the same inputs, already computed.
     Source: perf-model-notes §3.2-3.3 (compute/communication interference: Echo, vTrain).
     """
-    compute = compute_time_s(workload, cluster, calibration)
+    compute = compute_time_s(workload, cluster, calibration) if compute_s is None else compute_s
     par = workload.parallelism
     tp = tp_comm(workload, cluster, calibration)
     cp = cp_comm(workload, cluster, calibration)
@@ -539,7 +543,21 @@ def train_step(
     Formulas: ``tokens/s/GPU = B*s/(n*t)``; ``model TFLOP/s/GPU = F_model*B*s/(n*t)``;
     ``mfu = model TFLOP/s / dense peak in the step's precision``.
     """
-    parts = step_breakdown(workload, cluster, calibration)
+    return training_result(
+        workload, cluster, step_breakdown(workload, cluster, calibration), calibration
+    )
+
+
+def training_result(
+    workload: TrainingWorkload,
+    cluster: ClusterSpec,
+    parts: StepBreakdown,
+    calibration: Calibration,
+) -> TrainingResult:
+    """``train_step`` from the step's ``parts`` (``step_breakdown`` of the same inputs).
+
+    The planner already has the breakdown of the layout it chose; this spares computing it twice.
+    """
     step = parts.total_s
     tokens = workload.tokens_per_step
     flops = (

@@ -10,14 +10,20 @@ import pytest
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.inputs import Precision, Stack
-from clusterscout.model.planner import plan as plan_module
-from clusterscout.model.planner.layouts import best_layout, node_counts
+from clusterscout.model.inputs import JobKind, Precision, Stack
+from clusterscout.model.planner import layouts as layouts_module
+from clusterscout.model.planner.layouts import (
+    LayoutSearch,
+    best_layout,
+    fitting_workloads,
+    node_counts,
+)
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.reasons import ExclusionReason
 from clusterscout.model.planner.request import PlanRequest
 from clusterscout.model.planner.results import PlanOffer, PlanOption
 from clusterscout.model.presets import PRESETS, find_preset
+from clusterscout.model.training import step_breakdown
 from clusterscout.web.schemas import plan_json
 from tests.model.conftest import GPUS
 
@@ -187,12 +193,19 @@ def test_fifty_offers_share_model_evaluations(
     # Offers with the same GPU, node size and network share one layout search per node count
     # (counted, not timed: the work done is what keeps a plan fast on any machine).
     calls: list[tuple[str, int]] = []
+    fits: list[tuple[str, int, int]] = []
+    best, fitting = LayoutSearch.best, fitting_workloads
 
-    def counting(job: Any, cluster: Any, calibration: Calibration) -> Any:
+    def counting(search: LayoutSearch, cluster: Any) -> Any:
         calls.append((cluster.gpu.name, cluster.nodes))
-        return best_layout(job, cluster, calibration)
+        return best(search, cluster)
 
-    monkeypatch.setattr(plan_module, "best_layout", counting)
+    def counting_fits(job: Any, gpu: Any, per_node: int, gpus: int, c: Calibration) -> Any:
+        fits.append((gpu.name, per_node, gpus))
+        return fitting(job, gpu, per_node, gpus, c)
+
+    monkeypatch.setattr(LayoutSearch, "best", counting)
+    monkeypatch.setattr(layouts_module, "fitting_workloads", counting_fits)
     result = plan(PlanRequest(preset="405B", tokens=1e12), offers, GPUS, cal)
     shapes = {
         (o.gpu, o.fabric, o.per_node_gbps, n)
@@ -202,6 +215,9 @@ def test_fifty_offers_share_model_evaluations(
     }
     assert len(calls) <= len(shapes) + len(offers)  # + one-node checks of unnetworked offers
     assert len(calls) < 5 * len(offers)
+    # The memory-fit search ignores the network: once per GPU model and GPU counts per plan,
+    # shared by the verdicts and every offer.
+    assert len(fits) == len(set(fits))
     assert result.options
 
 
@@ -307,3 +323,37 @@ def test_spot_prices_need_an_opt_in_across_nodes(cal: Calibration) -> None:
     # one node needs no synchronisation across machines: spot stays usable there
     small = plan(PlanRequest(preset="1B", tokens=1e9, gpu="H100"), [spot], GPUS, cal)
     assert [o.nodes for o in small.options] == [1]
+
+
+@pytest.mark.parametrize(
+    ("preset", "kind"),
+    [("70B", JobKind.PRETRAIN), ("mixtral-8x7b", JobKind.PRETRAIN), ("405B", JobKind.QLORA)],
+)
+def test_a_search_shared_over_clusters_answers_as_fresh_ones(
+    cal: Calibration, preset: str, kind: JobKind
+) -> None:
+    from clusterscout.model.inputs import ClusterSpec
+    from clusterscout.model.planner.request import job_for
+
+    job = job_for(PlanRequest(preset=preset, tokens=1e11, job=kind))
+    shared = LayoutSearch(job, cal)
+    for gpu in (g for g in GPUS if g.name in {"H100-SXM-80GB", "A100-SXM-40GB"}):
+        # Repeated node counts and other fabrics read the memo; the answers must not change.
+        for nodes, fabric in ((1, IB), (4, IB), (2, ETH), (4, ETH), (1, None)):
+            gbps = 3200 if fabric is IB else 100 if fabric else None
+            cluster = ClusterSpec(gpu, 8, nodes, fabric, gbps, True)
+            found = shared.best(cluster)
+            assert found == best_layout(job, cluster, cal)
+            fresh = fitting_workloads(job, gpu, 8, 8 * nodes, cal)
+            assert shared.fitting(gpu, 8, 8 * nodes) == tuple(fresh)
+            # Skipping layouts on their compute time alone keeps the first fastest one.
+            timed = [
+                (job.steps_for(w.global_batch) * step_breakdown(w, cluster, cal).total_s, i)
+                for i, w in enumerate(fresh)
+            ]
+            assert (found.workload if found else None) == (fresh[min(timed)[1]] if timed else None)
+        assert shared.min_gpus_to_fit(gpu) == LayoutSearch(job, cal).min_gpus_to_fit(gpu)
+        for gpus in range(1, 20):
+            whole = bool(fitting_workloads(job, gpu, min(gpus, 8), gpus, cal))
+            assert LayoutSearch(job, cal).fits_on(gpu, gpus) == whole
+            assert shared.fits_on(gpu, gpus) == whole

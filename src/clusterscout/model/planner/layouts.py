@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -22,7 +22,7 @@ from clusterscout.model.inputs import (
 from clusterscout.model.memory import memory_per_gpu
 from clusterscout.model.planner.request import Job
 from clusterscout.model.planner.results import Layout
-from clusterscout.model.training import step_breakdown
+from clusterscout.model.training import StepBreakdown, compute_time_s, step_breakdown
 
 REFERENCE_NODE_GPUS: Final = 8
 _TP_CHOICES: Final = (1, 2, 4, 8)
@@ -134,13 +134,12 @@ def ep_choices(experts: int, non_pp: int) -> tuple[int, ...]:
 
 def _moe_workloads(
     job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
-) -> list[TrainingWorkload]:
+) -> Iterator[TrainingWorkload]:
     """MoE models: per (tp, recompute, ep), the smallest pipeline depth that fits memory.
 
     Only the distributed optimizer (ZeRO-1) is tried, as Megatron-Core trains MoE models;
     ``ep`` folds into the ``tp*dp`` ranks of each stage (``Parallelism``).
     """
-    found: list[TrainingWorkload] = []
     model = job.model
     for tp in _TP_CHOICES:
         if tp > gpus_per_node or gpus_per_node % tp or model.heads % tp or gpus % tp:
@@ -156,9 +155,8 @@ def _moe_workloads(
                     vp = _vp(model.layers, pp)
                     w = _workload(job, tp, pp, vp, dp, Sharding.ZERO1, recompute, ep)
                     if memory_per_gpu(w, gpu, calibration).fits:
-                        found.append(w)
+                        yield w
                         break
-    return found
 
 
 def fitting_workloads(
@@ -170,9 +168,16 @@ def fitting_workloads(
     stages than needed only add bubble, so the first fitting depth is kept. MoE models also
     search the expert-parallel degree (``_moe_workloads``).
     """
+    return list(_fitting(job, gpu, gpus_per_node, gpus, calibration))
+
+
+def _fitting(
+    job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
+) -> Iterator[TrainingWorkload]:
+    """``fitting_workloads`` one at a time, so a caller asking only "does any fit?" can stop."""
     if job.model.is_moe:
-        return _moe_workloads(job, gpu, gpus_per_node, gpus, calibration)
-    found: list[TrainingWorkload] = []
+        yield from _moe_workloads(job, gpu, gpus_per_node, gpus, calibration)
+        return
     heads = job.model.heads
     for tp in _TP_CHOICES:
         if tp > gpus_per_node or gpus_per_node % tp or heads % tp or gpus % tp:
@@ -186,9 +191,8 @@ def fitting_workloads(
                     dp = gpus // (tp * pp)
                     w = _workload(job, tp, pp, _vp(job.model.layers, pp), dp, sharding, recompute)
                     if memory_per_gpu(w, gpu, calibration).fits:
-                        found.append(w)
+                        yield w
                         break
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,12 +200,13 @@ class BestLayout:
     """The fastest layout that fits a cluster: its step time, steps and job time.
 
     ``steps`` trains the job's tokens at this layout's global batch; ``job_seconds`` is
-    ``steps * step_time_s``.
+    ``steps * step_time_s``; ``breakdown`` is the step's parts (``step_time_s`` is their sum).
     """
 
     workload: TrainingWorkload
     step_time_s: float
     steps: int
+    breakdown: StepBreakdown
 
     @property
     def job_seconds(self) -> float:
@@ -209,20 +214,85 @@ class BestLayout:
         return self.steps * self.step_time_s
 
 
-def best_layout(job: Job, cluster: ClusterSpec, calibration: Calibration) -> BestLayout | None:
-    """Fastest layout over TP/PP/sharding/recompute that fits memory on ``cluster``, or None.
+class LayoutSearch:
+    """Layout searches of one job under one calibration, remembering which layouts fit.
 
-    Layouts are compared on the time to train the job's tokens, not on step time: a layout
-    whose data parallelism forces a larger batch runs longer steps but fewer of them.
+    Whether a layout fits memory depends on the job, the calibration, the GPU's memory and
+    the GPU counts only, never on the network or the price; one plan asks it again for every
+    offer and node count, so the answers are kept for the life of this object (one plan).
     """
-    best: BestLayout | None = None
-    for w in fitting_workloads(job, cluster.gpu, cluster.gpus_per_node, cluster.gpus, calibration):
-        candidate = BestLayout(
-            w, step_breakdown(w, cluster, calibration).total_s, job.steps_for(w.global_batch)
-        )
-        if best is None or candidate.job_seconds < best.job_seconds:
-            best = candidate
-    return best
+
+    __slots__ = ("_fitting", "calibration", "job")
+
+    def __init__(self, job: Job, calibration: Calibration) -> None:
+        self.job = job
+        self.calibration = calibration
+        self._fitting: dict[tuple[str, float, int, int], tuple[TrainingWorkload, ...]] = {}
+
+    def fitting(self, gpu: GpuSpec, gpus_per_node: int, gpus: int) -> tuple[TrainingWorkload, ...]:
+        """``fitting_workloads`` of the job, computed once per GPU model and GPU counts."""
+        key = (gpu.name, gpu.memory_gib, gpus_per_node, gpus)
+        found = self._fitting.get(key)
+        if found is None:
+            found = tuple(fitting_workloads(self.job, gpu, gpus_per_node, gpus, self.calibration))
+            self._fitting[key] = found
+        return found
+
+    def best(self, cluster: ClusterSpec) -> BestLayout | None:
+        """Fastest layout over TP/PP/sharding/recompute that fits memory on ``cluster``, or None.
+
+        Layouts are compared on the time to train the job's tokens, not on step time: a
+        layout whose data parallelism forces a larger batch runs longer steps but fewer of them.
+        """
+        best: BestLayout | None = None
+        for w in self.fitting(cluster.gpu, cluster.gpus_per_node, cluster.gpus):
+            steps = self.job.steps_for(w.global_batch)
+            compute = compute_time_s(w, cluster, self.calibration)
+            # The other parts of a step are never negative (the calibration bounds its shares
+            # to [0, 1]), so a layout whose compute alone is no faster cannot win: skip its
+            # communication terms, the costly part of the step model.
+            if best is not None and steps * compute >= best.job_seconds:
+                continue
+            parts = step_breakdown(w, cluster, self.calibration, compute)
+            candidate = BestLayout(w, parts.total_s, steps, parts)
+            if best is None or candidate.job_seconds < best.job_seconds:
+                best = candidate
+        return best
+
+    def fits_on(self, gpu: GpuSpec, gpus: int) -> bool:
+        """True when some layout holds the job on ``gpus`` GPUs in nodes of up to 8."""
+        per_node = min(gpus, REFERENCE_NODE_GPUS)
+        key = (gpu.name, gpu.memory_gib, per_node, gpus)
+        known = self._fitting.get(key)
+        if known is not None:
+            return bool(known)
+        # The bisection only asks whether one layout fits: stop at the first. A full search
+        # that found none is the whole answer, so it is kept.
+        first = next(_fitting(self.job, gpu, per_node, gpus, self.calibration), None)
+        if first is None:
+            self._fitting[key] = ()
+        return first is not None
+
+    def min_gpus_to_fit(self, gpu: GpuSpec) -> int | None:
+        """Smallest GPU count whose best layout fits memory (doubling, then bisection)."""
+        high = 1
+        while not self.fits_on(gpu, high):
+            high *= 2
+            if high > _MAX_GPUS_SEARCH:
+                return None
+        low = high // 2
+        while high - low > 1:
+            mid = (low + high) // 2
+            if self.fits_on(gpu, mid):
+                high = mid
+            else:
+                low = mid
+        return high
+
+
+def best_layout(job: Job, cluster: ClusterSpec, calibration: Calibration) -> BestLayout | None:
+    """``LayoutSearch.best`` for one cluster (a plan keeps one search for all its offers)."""
+    return LayoutSearch(job, calibration).best(cluster)
 
 
 def layout_of(w: TrainingWorkload) -> Layout:
@@ -231,25 +301,3 @@ def layout_of(w: TrainingWorkload) -> Layout:
     return Layout(
         p.tp, p.pp, p.dp, p.vp, p.sharding, w.recompute, w.micro_batch, w.global_batch, ep=p.ep
     )
-
-
-def _fits_on(job: Job, gpu: GpuSpec, gpus: int, calibration: Calibration) -> bool:
-    gpn = min(gpus, REFERENCE_NODE_GPUS)
-    return bool(fitting_workloads(job, gpu, gpn, gpus, calibration))
-
-
-def min_gpus_to_fit(job: Job, gpu: GpuSpec, calibration: Calibration) -> int | None:
-    """Smallest GPU count whose best layout fits memory (doubling, then bisection)."""
-    high = 1
-    while not _fits_on(job, gpu, high, calibration):
-        high *= 2
-        if high > _MAX_GPUS_SEARCH:
-            return None
-    low = high // 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if _fits_on(job, gpu, mid, calibration):
-            high = mid
-        else:
-            low = mid
-    return high

@@ -8,10 +8,11 @@ from typing import Any
 
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
+from clusterscout.model.collectives import canonical_network
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
 from clusterscout.model.inputs import ClusterSpec, JobKind, TrainingWorkload
 from clusterscout.model.planner.layouts import (
-    best_layout,
+    LayoutSearch,
     choose_gpus,
     has_figures,
     layout_of,
@@ -23,7 +24,7 @@ from clusterscout.model.planner.request import Job, PlanRequest, job_for
 from clusterscout.model.planner.results import Exclusion, PlanOffer, PlanOption, PlanResult
 from clusterscout.model.planner.serving import plan_serving
 from clusterscout.model.planner.verdict import gpu_verdict, job_hours, memory_arithmetic
-from clusterscout.model.training import train_step
+from clusterscout.model.training import training_result
 
 _Step = tuple[TrainingWorkload, float, int, float, float, Mapping[str, float]] | None
 """Cached model answer per cluster shape: (workload, step time s, steps, efficiency, MFU)."""
@@ -41,11 +42,10 @@ def _spot_blocked(offer: PlanOffer, nodes: int, request: PlanRequest) -> bool:
 
 
 def _candidates(
-    job: Job,
+    search: LayoutSearch,
     request: PlanRequest,
     offer: PlanOffer,
     gpu: GpuSpec,
-    calibration: Calibration,
     cache: dict[tuple[Any, ...], _Step],
 ) -> list[PlanOption]:
     """The best option at every node count the offer reaches (one node without a network).
@@ -60,17 +60,21 @@ def _candidates(
     for nodes in node_counts(cap):
         if _spot_blocked(offer, nodes, request):
             continue
-        # Offers with the same GPU, node size and network share one model evaluation.
-        key = (gpu.name, per_node, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma, nodes)
-        if key not in cache:
-            cluster = ClusterSpec(
+        # Offers with the same GPU, node size and network (as the model reads it: none on one
+        # node, GPUDirect only when missing on RDMA) share one model evaluation.
+        cluster = canonical_network(
+            ClusterSpec(
                 gpu, per_node, nodes, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma
             )
-            best = best_layout(job, cluster, calibration)
+        )
+        net = (cluster.fabric, cluster.per_node_gbps, cluster.gpudirect_rdma)
+        key = (gpu.name, per_node, *net, nodes)
+        if key not in cache:
+            best = search.best(cluster)
             if best is None:
                 cache[key] = None
             else:
-                res = train_step(best.workload, cluster, calibration)
+                res = training_result(best.workload, cluster, best.breakdown, search.calibration)
                 cache[key] = (
                     best.workload,
                     res.step_time_s,
@@ -153,7 +157,9 @@ def plan(
         return plan_serving(request, offers, gpus, calibration)
     job = job_for(request)
     choice = choose_gpus(gpus, request.gpu, job.precision, has_figures)
-    verdicts = tuple(gpu_verdict(job, g, calibration) for g in choice.considered)
+    # One search for the whole plan: the verdicts and every offer share its memory-fit answers.
+    search = LayoutSearch(job, calibration)
+    verdicts = tuple(gpu_verdict(search, g) for g in choice.considered)
     cache: dict[tuple[Any, ...], _Step] = {}
     options: list[PlanOption] = []
     excluded: list[Exclusion] = []
@@ -166,7 +172,7 @@ def plan(
         if reason is not None or gpu is None:
             excluded.append(Exclusion(offer, reason or ExclusionReason.UNKNOWN_GPU))
             continue
-        candidates = _candidates(job, request, offer, gpu, calibration, cache)
+        candidates = _candidates(search, request, offer, gpu, cache)
         if not candidates:
             excluded.append(Exclusion(offer, _no_candidate_reason(offer, request)))
             continue

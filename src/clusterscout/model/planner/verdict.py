@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from clusterscout.domain.models import GpuSpec
 from clusterscout.domain.units import GIB, SECONDS_PER_HOUR
-from clusterscout.model.calibration import Calibration
 from clusterscout.model.finetune import adapter_params, frozen_weight_bytes
 from clusterscout.model.inputs import DEFAULT_LORA_RANK, ClusterSpec, JobKind, ModelShape
 from clusterscout.model.memory import (
@@ -12,13 +11,7 @@ from clusterscout.model.memory import (
     OPTIMIZER_BYTES_PER_PARAM,
     WEIGHT_BYTES_PER_PARAM,
 )
-from clusterscout.model.planner.layouts import (
-    REFERENCE_NODE_GPUS,
-    best_layout,
-    layout_of,
-    min_gpus_to_fit,
-)
-from clusterscout.model.planner.request import Job
+from clusterscout.model.planner.layouts import REFERENCE_NODE_GPUS, LayoutSearch, layout_of
 from clusterscout.model.planner.results import GpuVerdict, MemoryArithmetic
 
 
@@ -50,14 +43,14 @@ def memory_arithmetic(
     return MemoryArithmetic(p, w, g, o, w + g + o)
 
 
-def gpu_verdict(job: Job, gpu: GpuSpec, calibration: Calibration) -> GpuVerdict:
-    """Whether one 8-GPU node of ``gpu`` holds the job, the time there, and the fewest GPUs."""
+def gpu_verdict(search: LayoutSearch, gpu: GpuSpec) -> GpuVerdict:
+    """Whether one 8-GPU node of ``gpu`` holds the search's job, the time there, the fewest GPUs."""
     node = ClusterSpec(gpu=gpu, gpus_per_node=REFERENCE_NODE_GPUS, nodes=1)
-    best = best_layout(job, node, calibration)
+    best = search.best(node)
     return GpuVerdict(
         gpu=gpu.name,
         memory_gib=gpu.memory_gib,
-        min_gpus_to_fit=min_gpus_to_fit(job, gpu, calibration),
+        min_gpus_to_fit=search.min_gpus_to_fit(gpu),
         one_node_fits=best is not None,
         one_node_time_hours=job_hours(best.steps, best.step_time_s) if best else None,
         one_node_layout=layout_of(best.workload) if best else None,
