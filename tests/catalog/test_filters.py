@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from clusterscout.catalog.filters import (
     OfferFilter,
     SortKey,
     Unknowable,
+    clustermax_choice,
     matches,
     parse_sort,
 )
@@ -24,12 +27,14 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import (
     CatalogData,
     FabricKind,
+    Offer,
     OrchestrationKind,
     PriceTier,
     ProvisioningMode,
 )
 from clusterscout.domain.regions import RegionScope
 from clusterscout.store.queries import list_offers
+from clusterscout.store.tally import Tally, tallies
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +191,32 @@ def test_sql_query_and_pure_predicate_agree(
         page = list_offers(conn, f)
     assert {r["id"] for r in page.records} == _ids(catalog, f)
     assert page.count == len(page.records)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(f=filters)
+def test_tallies_agree_with_the_pure_predicate(
+    f: OfferFilter, catalog: CatalogData, fixture_engine: Engine
+) -> None:
+    # The listing's facet and chip counts come from the in-memory fact index: each ask must
+    # count what the predicate keeps, per value of its column (None: the value is unknown).
+    by_slug = {p.slug: p for p in catalog.providers}
+    kept = [o for o in catalog.offers if matches(o, by_slug[o.provider], f)]
+    columns: dict[str, Callable[[Offer], list[str | None]]] = {
+        "gpu": lambda o: [o.gpu],
+        "fabric": lambda o: [o.fabric.value if o.fabric else None],
+        "provider": lambda o: [o.provider],
+        "clustermax": lambda o: [clustermax_choice(by_slug[o.provider]).value],
+        "place": lambda o: list(o.places),
+    }
+    asks = [Tally(f), *(Tally(f, c) for c in columns)]
+    with fixture_engine.connect() as conn:
+        plain, *grouped = tallies(conn, asks)
+    assert plain == {None: len(kept)}
+    for (name, values_of), got in zip(columns.items(), grouped, strict=True):
+        assert got == dict(Counter(v for o in kept for v in values_of(o))), name
 
 
 @pytest.mark.parametrize(

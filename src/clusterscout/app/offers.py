@@ -14,12 +14,14 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec, MultiNode
 from clusterscout.domain.regions import RegionIndex
-from clusterscout.store import queries
+from clusterscout.store import queries, tally
 from clusterscout.store.prices import with_freshness
 from clusterscout.store.queries import Page
+from clusterscout.store.tally import Tally
 
 __all__ = [
     "Page",
+    "Tally",
     "compare_records",
     "count_offers",
     "find_offers",
@@ -31,9 +33,8 @@ __all__ = [
     "parse_offer_query",
     "provider",
     "rating_editions",
-    "region_counts",
     "region_index",
-    "value_counts",
+    "tallies",
 ]
 
 COUNTED_COLUMNS = frozenset({"gpu", "fabric", "provider", "clustermax"})
@@ -85,19 +86,15 @@ def region_index(conn: Connection) -> RegionIndex:
     return queries.region_index(conn)
 
 
-def region_counts(conn: Connection, f: OfferFilter) -> dict[str, int]:
-    """Offers per place key (area code, country code, ``r:`` region) under ``f``."""
-    return queries.region_counts(conn, f)
-
-
 def count_offers(conn: Connection, f: OfferFilter) -> int:
     """How many offers match ``f``."""
     return queries.count_offers(conn, f)
 
 
-def value_counts(conn: Connection, f: OfferFilter, name: str) -> dict[str, int]:
-    """Offers per value of the filter ``name`` (gpu, fabric, provider, clustermax) under ``f``."""
-    return queries.facet_counts(conn, f, name)
+def tallies(conn: Connection, asks: Sequence[Tally]) -> list[dict[str | None, int]]:
+    """Several counts in one query: per ask, offers per value of its column (``None``: the
+    value is unknown, or the ask has no column and this is its one count)."""
+    return tally.tallies(conn, asks)
 
 
 def list_providers(conn: Connection, multi_node: MultiNode | None = None) -> Page:

@@ -205,25 +205,6 @@ def gpu_names(conn: Connection) -> list[str]:
     return list(names)
 
 
-def facet_counts(conn: Connection, f: OfferFilter, column: str) -> dict[str, int]:
-    """Counts per value of a whitelisted column, under the other filters.
-
-    Raises:
-        KeyError: for a column that is not a facet.
-    """
-    col = {
-        "gpu": offers.c.gpu,
-        "fabric": offers.c.fabric,
-        "provider": offers.c.provider,
-        "clustermax": offers.c.clustermax_tier,
-    }[column]
-    where = and_(true(), *offer_conditions(f))
-    rows = conn.execute(
-        select(col, func.count()).where(where).group_by(col).order_by(func.count().desc())
-    ).all()
-    return {str(v): int(n) for v, n in rows if v is not None}
-
-
 def read_meta(conn: Connection) -> dict[str, str]:
     """Build metadata: data_version and built_at."""
     return {r.key: r.value for r in conn.execute(select(meta))}
@@ -289,18 +270,6 @@ def region_index(conn: Connection) -> RegionIndex:
 def _region_index(conn: Connection) -> RegionIndex:
     raw = meta_value(conn, "regions_json")
     return RegionIndex.from_json(json.loads(raw)) if raw else RegionIndex()
-
-
-def region_counts(conn: Connection, f: OfferFilter) -> dict[str, int]:
-    """Offers per place key under ``f`` (the region select's counts)."""
-    where = and_(true(), *offer_conditions(f))
-    rows = conn.execute(
-        select(offer_places.c.place, func.count())
-        .select_from(offer_places.join(offers, offers.c.id == offer_places.c.offer_id))
-        .where(where)
-        .group_by(offer_places.c.place)
-    ).all()
-    return {str(p): int(n) for p, n in rows}
 
 
 def count_offers(conn: Connection, f: OfferFilter) -> int:

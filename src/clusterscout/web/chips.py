@@ -11,8 +11,8 @@ from clusterscout.web import params
 from clusterscout.web.facets import Group
 from clusterscout.web.i18n import Formatter
 
-Counter = Callable[[OfferFilter], int]
-"""How many offers match a filter (one count query)."""
+Counter = Callable[[Sequence[OfferFilter]], list[int]]
+"""How many offers match each filter, in order (one query for all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,40 +61,51 @@ def build(
     """Chips for the set filters shown in ``groups``, and the total that unknowns hide.
 
     ``count`` is the current result count; ``drop`` names filters fixed by the page (they get
-    no chip and stay out of links).
+    no chip and stay out of links). Every count the chips show is asked of ``counter`` at once.
     """
-    chips: list[Chip] = []
     unknowable = {u.value: u for u in Unknowable}
-    hidden: list[Unknowable] = []
-    for g in groups:
-        if g.name in drop or g.name not in {*unknowable, *_NAMES} or not f.active(g.name):
-            continue
+    shown = [
+        g
+        for g in groups
+        if g.name not in drop and g.name in {*unknowable, *_NAMES} and f.active(g.name)
+    ]
+    # Per chip: the filter without it, and the one adding its unknowns (None: none to add).
+    hidden = [
+        u for g in shown if (u := unknowable.get(g.name)) is not None and not f.lets_unknown(u)
+    ]
+    looser = {u: replace(f, include_unknown=(*f.include_unknown, u)) for u in hidden}
+    everything = replace(f, include_unknown=(*f.include_unknown, *hidden))
+    asked = [
+        *(_cleared(f, g.name) for g in shown),
+        *looser.values(),
+        *([everything] if hidden else []),
+    ]
+    counts = dict(zip(asked, counter(asked), strict=True))
+    chips: list[Chip] = []
+    for g in shown:
         # A grouped select (regions) keeps its choices in optgroups; chips name them in words.
         choices = [*g.options, *(o for _, members in g.optgroups for o in members)]
         picked = [o.name or o.label for o in choices if o.checked and o.value] or [g.value]
-        without = counter(_cleared(f, g.name))
+        without = counts[_cleared(f, g.name)]
         remove_text = fmt.ngettext(
             "Remove this filter: %(num)s offer", "Remove this filter: %(num)s offers", without
         ) % {"num": fmt.number(without)}
         chip = Chip(g.label, ", ".join(picked), _href(_cleared(f, g.name), sort, drop), remove_text)
         u = unknowable.get(g.name)
         if u is not None and f.lets_unknown(u):
-            looser = replace(f, include_unknown=tuple(x for x in f.include_unknown if x is not u))
-            chip = replace(chip, included_href=_href(looser, sort, drop))
+            tighter = replace(f, include_unknown=tuple(x for x in f.include_unknown if x is not u))
+            chip = replace(chip, included_href=_href(tighter, sort, drop))
         elif u is not None:
-            hidden.append(u)
-            looser = replace(f, include_unknown=(*f.include_unknown, u))
-            extra = counter(looser) - count
+            extra = counts[looser[u]] - count
             if extra > 0:
                 text = fmt.ngettext(
                     "+%(num)s where this is unknown", "+%(num)s where this is unknown", extra
                 ) % {"num": fmt.number(extra)}
-                chip = replace(chip, unknown_href=_href(looser, sort, drop), unknown_text=text)
+                chip = replace(chip, unknown_href=_href(looser[u], sort, drop), unknown_text=text)
         chips.append(chip)
     # Together the unknowns can add offers that no single filter's unknowns add (an offer
     # that hides behind two filters), so the header counts them all at once.
-    everything = replace(f, include_unknown=(*f.include_unknown, *hidden))
-    extra = counter(everything) - count if hidden else 0
+    extra = counts[everything] - count if hidden else 0
     if extra <= 0:
         return chips, None
     text = fmt.ngettext(

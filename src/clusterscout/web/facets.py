@@ -14,11 +14,15 @@ from sqlalchemy import Connection
 
 from clusterscout.app import offers
 from clusterscout.app.fields import OFFER_FILTERS, Field, Kind, Widget
+from clusterscout.app.offers import Tally
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.domain.messages import N_
 from clusterscout.domain.regions import normalize
 from clusterscout.web.cells import VALUE_LABELS
 from clusterscout.web.i18n import Formatter
+
+Counts = Mapping[Tally, Mapping[str | None, int]]
+"""Answers of the listing's one count query, by ask."""
 
 SORT_LABELS: Final = {
     SortKey.PRICE: N_("Price (lowest first)"),
@@ -98,25 +102,47 @@ def _choices(
     return [(v, fmt.gettext(labels.get(v, v))) for v in field.values]
 
 
-def _counts(
-    conn: Connection, f: OfferFilter, field: Field, values: Sequence[str]
-) -> dict[str, int]:
+def _member_filter(f: OfferFilter, field: Field, member: Any) -> OfferFilter:
+    """``f`` with one value of a multi-value filter ticked: alone (any-of) or added (all-of)."""
+    current: tuple[Any, ...] = getattr(f, field.name)
+    wanted = tuple(dict.fromkeys((*current, member))) if field.all_of else (member,)
+    return _with(f, field.name, wanted)
+
+
+def _asks(f: OfferFilter, field: Field) -> list[Tally]:
+    """The counts a field's group shows, named before any is run (one query answers all)."""
+    facet = field.facet
+    if facet is None:  # pragma: no cover - build_groups passes only rows with a facet
+        return []
+    if facet.widget is Widget.CHECKBOXES:
+        if field.name in offers.COUNTED_COLUMNS:
+            return [Tally(_with(f, field.name, ()), field.name)]
+        return [Tally(_member_filter(f, field, m)) for m in field.enum or ()]
+    if facet.widget is Widget.CHECKBOX:
+        return [Tally(_with(f, field.name, True))]
+    if field.kind is Kind.REGION:
+        return [Tally(_with(f, field.name, None), "place")]
+    return []
+
+
+def _counts(f: OfferFilter, field: Field, values: Sequence[str], counts: Counts) -> dict[str, int]:
     """Offers each value would leave, the field's other values aside (any-of) or added (all-of)."""
     if field.name in offers.COUNTED_COLUMNS:
-        return offers.value_counts(conn, _with(f, field.name, ()), field.name)
-    current: tuple[Any, ...] = getattr(f, field.name)
-    out = {}
-    for member in field.enum or ():
-        wanted = tuple(dict.fromkeys((*current, member))) if field.all_of else (member,)
-        out[member.value] = offers.count_offers(conn, _with(f, field.name, wanted))
+        found = counts[Tally(_with(f, field.name, ()), field.name)]
+        return {v: found.get(v, 0) for v in values}
+    out = {
+        m.value: counts[Tally(_member_filter(f, field, m))].get(None, 0) for m in field.enum or ()
+    }
     return {v: out.get(v, 0) for v in values}
 
 
-def _region_group(conn: Connection, fmt: Formatter, f: OfferFilter, field: Field) -> Group:
+def _region_group(
+    conn: Connection, fmt: Formatter, f: OfferFilter, field: Field, tallied: Counts
+) -> Group:
     """Continents with offers, each with "all of it" and its countries, with offer counts."""
     _ = fmt.gettext
     index = offers.region_index(conn)
-    counts = offers.region_counts(conn, _with(f, field.name, None))
+    counts = tallied[Tally(_with(f, field.name, None), "place")]
     current = _text(f.region)
     names = fmt.locale.territories
 
@@ -154,6 +180,7 @@ def _group(
     f: OfferFilter,
     field: Field,
     providers: Mapping[str, Mapping[str, Any]],
+    counts: Counts,
 ) -> Group:
     facet = field.facet
     if facet is None:  # pragma: no cover - build_groups passes only rows with a facet
@@ -164,16 +191,16 @@ def _group(
     hint = _(facet.hint) if facet.hint else ""
     if facet.widget is Widget.CHECKBOXES:
         choices = _choices(conn, fmt, field, providers)
-        counts = _counts(conn, f, field, [v for v, _t in choices])
+        shown = _counts(f, field, [v for v, _t in choices], counts)
         selected = {_text(v) for v in value}
-        options = tuple(_opt(name, v, t, counts.get(v, 0), v in selected) for v, t in choices)
+        options = tuple(_opt(name, v, t, shown.get(v, 0), v in selected) for v, t in choices)
         return Group(name, label, "checkbox", options, hint=hint)
     if facet.widget is Widget.CHECKBOX:
-        count = offers.count_offers(conn, _with(f, name, True))
+        count = counts[Tally(_with(f, name, True))].get(None, 0)
         option = _opt(name, "true", _(facet.option_label), count, value is True)
         return Group(name, label, "checkbox", (option,), hint=hint)
     if field.kind is Kind.REGION:
-        return _region_group(conn, fmt, f, field)
+        return _region_group(conn, fmt, f, field, counts)
     if facet.widget is Widget.SELECT:
         # Select options carry no count: a <select> cannot show one (checkbox groups do), so
         # counting would cost a query per option on every page for nothing.
@@ -214,11 +241,14 @@ def build_groups(
     all_offers: bool,
 ) -> list[Group]:
     """Facet groups for the current filter ``f``, in the table's order, then the sort."""
-    groups = [
-        _group(conn, fmt, f, field, providers)
+    fields = [
+        field
         for field in OFFER_FILTERS
         if field.facet is not None and (all_offers or not field.facet.all_offers_only)
     ]
+    asks = [ask for field in fields for ask in _asks(f, field)]
+    counts = dict(zip(asks, offers.tallies(conn, asks), strict=True))
+    groups = [_group(conn, fmt, f, field, providers, counts) for field in fields]
     sort_options = tuple(
         _opt("sort", k.value, fmt.gettext(SORT_LABELS[k]), None, k is sort) for k in SORT_LABELS
     )

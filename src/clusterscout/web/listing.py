@@ -11,6 +11,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 
 from clusterscout.app import offers
+from clusterscout.app.offers import Tally
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.web import chips, facets, params, reference, viewmodels
 from clusterscout.web.chips import Chip, Unknowns
@@ -91,7 +92,13 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         groups = facets.build_groups(conn, fmt, f, sort, providers, all_offers=all_offers)
         drop = () if all_offers else ("multi_node",)
         active, unknowns = chips.build(
-            fmt, f, sort, groups, result.count, lambda g: offers.count_offers(conn, g), drop
+            fmt,
+            f,
+            sort,
+            groups,
+            result.count,
+            lambda fs: [t.get(None, 0) for t in offers.tallies(conn, [Tally(x) for x in fs])],
+            drop,
         )
     pairs = params.canonical_pairs(f, sort, page=page, drop=drop)
     if ref is not None:
