@@ -119,3 +119,21 @@ def test_cluster_size_counts_use_plural_forms() -> None:
     fr = i18n.formatter("fr", i18n.load_translations("fr"))
     record = {"min_nodes": 2, "max_nodes": None, "max_nodes_by_quote": None, "sources": {}}
     assert viewmodels.cluster_size(fr, record).text == "à partir de 2 nœuds"
+
+
+def test_a_row_lists_each_source_once_and_facts_cite_them_by_number(client: TestClient) -> None:
+    html = client.get("/en/offers/").text
+    row = html.split('<tr id="offer-alpha-h100-ib">')[1].split("</tr>", 1)[0]
+    listed = re.search(r'<ol class="sources">(.*?)</ol>', row, re.S)
+    assert listed
+    urls = re.findall(r'<li><a href="([^"]+)"', listed.group(1))
+    assert len(urls) == len(set(urls)) >= 2
+    cited = [
+        [int(n) for n in refs.split(", ")]
+        for refs in re.findall(
+            r'<small class="refs"><span class="sr">Sources: </span>\[([^\]]+)\]', row
+        )
+    ]
+    # Several facts rest on the same page: it is cited by number, not repeated.
+    assert len(cited) > len(urls)
+    assert {n for refs in cited for n in refs} == set(range(1, len(urls) + 1))

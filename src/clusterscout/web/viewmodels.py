@@ -14,6 +14,7 @@ from clusterscout.web.cells import (
     PROVISIONING_LABELS,
     TIER_LABELS,
     Cell,
+    SourceLink,
     bool_fact,
     fabric_label,
     fact,
@@ -68,6 +69,10 @@ class OfferRow:
     """How fast a cluster can be had: self-serve, after approval, through sales, waitlist."""
     facts: tuple[tuple[str, Cell], ...] = ()
     """Every fact of the row with its sources, for the row's disclosure."""
+    sources: tuple[SourceLink, ...] = ()
+    """The sources of ``facts``, each once, numbered from 1 in this order."""
+    notes: tuple[tuple[int, ...], ...] = ()
+    """Per fact of ``facts``, the numbers of its sources in ``sources``."""
     efficiency: Cell | None = None
     """Predicted scaling efficiency on the chosen reference workload (None: none chosen)."""
     effective: Cell | None = None
@@ -272,6 +277,13 @@ def offer_row(
         "orchestration": fmt.gettext("Orchestration"),
         "storage": fmt.gettext("Storage"),
     }
+    facts = tuple((labels[k], c) for k, c in cells.items() if not c.unknown and c.sources)
+    # One list per row: most facts share the provider's few pages, and listing each page
+    # under every fact it supports repeated it up to a dozen times (about 9 KB a row).
+    numbered: dict[SourceLink, int] = {}
+    for _label, cell in facts:
+        for link in cell.sources:
+            numbered.setdefault(link, len(numbered) + 1)
     return OfferRow(
         id=r["id"],
         provider_name=r["provider_name"],
@@ -298,7 +310,9 @@ def offer_row(
         conflict_lang=fmt.catalog.lang_of(*(c["note"] for c in badged)) if badged else None,
         region=cells["region"],
         access=cells["access"],
-        facts=tuple((labels[k], c) for k, c in cells.items() if not c.unknown and c.sources),
+        facts=facts,
+        sources=tuple(numbered),
+        notes=tuple(tuple(sorted(numbered[link] for link in c.sources)) for _label, c in facts),
     )
 
 
