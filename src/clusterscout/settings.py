@@ -57,6 +57,13 @@ class Settings(BaseSettings):
     response_cache_mb: float = Field(
         default=32.0, ge=0, description="Memory bound of the rendered-response cache (MiB)."
     )
+    plan_workers: int = Field(
+        default=0,
+        ge=0,
+        le=16,
+        description="Worker processes computing plans beside each server process (0: plans "
+        "run in the server's own threads); clusterscout serve uses 1 unless this is set.",
+    )
     db_pool_size: int = Field(
         default=16, ge=1, le=200, description="Database connections kept open per process."
     )

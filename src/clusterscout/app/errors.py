@@ -111,6 +111,14 @@ def _listing_code(exc: InputError) -> str:
     return "invalid_filter"
 
 
+class ClassifiedError(Exception):
+    """A failure classified in another process (a plan worker), raised again in this one."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
 def failure_of(exc: BaseException, operation: Operation = Operation.LISTING) -> Failure | None:
     """Classify ``exc``; None when it is not a failure a user should see (a bug: re-raise it).
 
@@ -118,6 +126,8 @@ def failure_of(exc: BaseException, operation: Operation = Operation.LISTING) -> 
     validators let through (inputs the formulas cannot use) is still bad input, not a server
     error.
     """
+    if isinstance(exc, ClassifiedError):
+        return exc.failure
     if isinstance(exc, UnknownOfferError):
         return Failure(FailureKind.NOT_FOUND, "not_found", exc.message, exc.field)
     if isinstance(exc, UnsupportedError):

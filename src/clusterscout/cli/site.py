@@ -36,6 +36,9 @@ def serve(host: str, port: int, workers: int, database_url: str | None) -> None:
                 "and only that host name is answered; set it to the site's public address",
                 highlight=False,
             )
+    # Plans run in a worker process beside each server process unless configured otherwise:
+    # a plan's CPU would otherwise hold the interpreter lock from every other request.
+    os.environ.setdefault("CLUSTERSCOUT_PLAN_WORKERS", "1")
     out.print(f"serving on http://{host}:{port}/", highlight=False)
     # The app is named by import string: the CLI never imports the web layer, and
     # uvicorn can start several workers from it.

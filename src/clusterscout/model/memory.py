@@ -188,6 +188,18 @@ def state_bytes_per_gpu(workload: TrainingWorkload) -> StateBytes:
     return StateBytes(frozen + adapters.weights, adapters.grads, adapters.optimizer)
 
 
+def total_gib(workload: TrainingWorkload) -> float:
+    """``memory_per_gpu(...).total_gib``: what one GPU holds, whatever the GPU."""
+    state = state_bytes_per_gpu(workload)
+    activations = activation_bytes_per_gpu(workload)
+    return bytes_to_gib(state.weights + state.grads + state.optimizer + activations)
+
+
+def capacity_gib(gpu: GpuSpec, calibration: Calibration) -> float:
+    """What a GPU can hold for training: its memory less the runtime's share."""
+    return gpu.memory_gib * calibration.training.usable_memory_fraction
+
+
 def memory_per_gpu(
     workload: TrainingWorkload, gpu: GpuSpec, calibration: Calibration
 ) -> MemoryBreakdown:
@@ -203,7 +215,7 @@ def memory_per_gpu(
     state = state_bytes_per_gpu(workload)
     activations = activation_bytes_per_gpu(workload)
     total = bytes_to_gib(state.weights + state.grads + state.optimizer + activations)
-    capacity = gpu.memory_gib * calibration.training.usable_memory_fraction
+    capacity = capacity_gib(gpu, calibration)
     return MemoryBreakdown(
         weights_gib=bytes_to_gib(state.weights),
         grads_gib=bytes_to_gib(state.grads),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import AsyncIterator
 from typing import Final
 from xml.sax.saxutils import escape
 
@@ -83,6 +84,14 @@ def _sitemap(request: Request) -> Response:
     return Response(body, media_type="application/xml")
 
 
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    workers = app.state.cs.plan_workers
+    if workers is not None:
+        workers.close()
+
+
 def create_app(settings: Settings) -> FastAPI:
     """Build the app over the database configured in ``settings`` (built first if empty)."""
     # A read-only install compiles translations in memory instead (i18n.load_translations).
@@ -96,6 +105,7 @@ def create_app(settings: Settings) -> FastAPI:
         openapi_url="/api/v1/openapi.json",
         docs_url=None,
         redoc_url=None,
+        lifespan=_lifespan,
     )
     app.state.cs = AppState.create(settings, engine)
     errors.install(app)

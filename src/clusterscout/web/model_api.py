@@ -11,7 +11,7 @@ from fastapi import APIRouter, Body, Request
 from sqlalchemy import Connection
 from starlette.responses import Response
 
-from clusterscout.app import estimates, plans
+from clusterscout.app import estimates, plan_workers
 from clusterscout.app.errors import Operation, failure_of
 from clusterscout.web import api_docs
 from clusterscout.web.api_error import ApiError, FastJSONResponse
@@ -79,10 +79,17 @@ def _answer(
         hit = st.answers.get(key)
         if hit is not None:
             return Response(hit.body, media_type="application/json")
-    payload = FastJSONResponse(to_json(_run(request, runner, body))).body
-    if key is not None:
-        st.answers.put(key, Entry([], bytes(payload)))
-    return Response(payload, media_type="application/json")
+    if key is None:
+        payload = FastJSONResponse(to_json(_run(request, runner, body))).body
+        return Response(payload, media_type="application/json")
+
+    def compute() -> bytes:
+        found = bytes(FastJSONResponse(to_json(_run(request, runner, body))).body)
+        st.answers.put(key, Entry([], found))
+        return found
+
+    # Identical requests that arrive while the first is computed wait for its answer.
+    return Response(st.flights.run(key, compute), media_type="application/json")
 
 
 @router.post(
@@ -127,4 +134,7 @@ def estimate(request: Request, body: JsonBody) -> Response:
 )
 def plan(request: Request, body: JsonBody) -> Response:
     """``needs_multi_node``, ``min_gpus_to_fit``, ``options`` and ``excluded`` (with reasons)."""
-    return _answer(request, "plan", plans.run_plan, plan_json, body)
+    workers, snap = state_of(request).plan_workers, snapshot_of(request)
+    return _answer(
+        request, "plan", lambda _conn, b: plan_workers.run_plan(workers, snap, b), plan_json, body
+    )

@@ -9,7 +9,7 @@ from typing import Final, TypeVar
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from clusterscout.app import insights, offers, plans
+from clusterscout.app import insights, offers, plan_workers
 from clusterscout.app.database import Snapshot
 from clusterscout.app.errors import FailureKind, Operation, failure_of
 from clusterscout.app.fields import FIELDS_BY_NAME
@@ -59,7 +59,13 @@ def _solve(
     fmt = st.formatter(snapshot_of(request), lang)
     try:
         snap = snapshot_of(request)
-        result = _run(st, snap, "plan", query, plans.run_plan)
+        result = _run(
+            st,
+            snap,
+            "plan",
+            query,
+            lambda _conn, b: plan_workers.run_plan(st.plan_workers, snap, b),
+        )
         curves = _run(st, snap, "scaling", query, insights.scaling_curves)
     except Exception as exc:
         failure = failure_of(exc, Operation.MODEL)

@@ -22,10 +22,11 @@ from starlette.types import Scope
 
 from clusterscout.app import database, offers, texts
 from clusterscout.app.database import Snapshot
+from clusterscout.app.plan_workers import PlanWorkers
 from clusterscout.settings import Settings
 from clusterscout.version import __version__
 from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
-from clusterscout.web.memo import Memo
+from clusterscout.web.memo import Memo, SingleFlight
 from clusterscout.web.middleware import ResponseCache
 
 WEB_DIR: Final = Path(__file__).resolve().parent
@@ -81,6 +82,10 @@ class AppState:
     memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
     """Model answers (plans, charts, reference estimates), keyed with the data version."""
     answers: ResponseCache = field(default_factory=lambda: ResponseCache(ANSWER_CACHE_BYTES))
+    flights: SingleFlight = field(default_factory=SingleFlight)
+    """Plans and estimates being computed, by key (concurrent duplicates wait for them)."""
+    plan_workers: PlanWorkers | None = None
+    """Processes that compute plans (``Settings.plan_workers``; None: plans run here)."""
     rows: Memo = field(default_factory=lambda: Memo(ROW_ENTRIES))
     """Listing rows (view model and HTML), keyed with the data version, language, tier, day."""
     """JSON answers of POST /plan and /estimate by data version and body digest."""
@@ -94,6 +99,9 @@ class AppState:
             asset_version=_asset_version(),
             inline_reads=engine.dialect.name == "sqlite",
         )
+        if settings.plan_workers:
+            url = engine.url.render_as_string(hide_password=False)
+            state.plan_workers = PlanWorkers(url, settings.plan_workers)
         for lang in KNOWN_LOCALES:
             translations = load_translations(lang)
             state.envs[lang] = _environment(translations)

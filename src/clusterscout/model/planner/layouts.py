@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from clusterscout.domain.errors import InputError
@@ -19,7 +20,7 @@ from clusterscout.model.inputs import (
     Sharding,
     TrainingWorkload,
 )
-from clusterscout.model.memory import memory_per_gpu
+from clusterscout.model.memory import capacity_gib, total_gib
 from clusterscout.model.planner.request import Job
 from clusterscout.model.planner.results import Layout
 from clusterscout.model.training import StepBreakdown, compute_time_s, step_breakdown
@@ -112,6 +113,16 @@ def _workload(
     )
 
 
+_total_gib = functools.lru_cache(maxsize=16384)(total_gib)
+"""Memory of a workload, remembered across GPU models and plans: the search asks it again for
+each GPU model it considers, and plans that differ only in tokens or nodes ask the same."""
+
+
+def _fits(w: TrainingWorkload, capacity: float) -> bool:
+    """``memory_per_gpu(w, gpu, calibration).fits`` for a GPU of ``capacity_gib``."""
+    return _total_gib(w) <= capacity
+
+
 def _vp(layers: int, pp: int) -> int:
     if pp == 1:
         return 1
@@ -133,7 +144,7 @@ def ep_choices(experts: int, non_pp: int) -> tuple[int, ...]:
 
 
 def _moe_workloads(
-    job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
+    job: Job, capacity: float, gpus_per_node: int, gpus: int
 ) -> Iterator[TrainingWorkload]:
     """MoE models: per (tp, recompute, ep), the smallest pipeline depth that fits memory.
 
@@ -154,7 +165,7 @@ def _moe_workloads(
                         break
                     vp = _vp(model.layers, pp)
                     w = _workload(job, tp, pp, vp, dp, Sharding.ZERO1, recompute, ep)
-                    if memory_per_gpu(w, gpu, calibration).fits:
+                    if _fits(w, capacity):
                         yield w
                         break
 
@@ -168,15 +179,30 @@ def fitting_workloads(
     stages than needed only add bubble, so the first fitting depth is kept. MoE models also
     search the expert-parallel degree (``_moe_workloads``).
     """
-    return list(_fitting(job, gpu, gpus_per_node, gpus, calibration))
+    capacity = capacity_gib(gpu, calibration)
+    return list(_kept_fitting(_memory_job(job), capacity, gpus_per_node, gpus))
+
+
+def _memory_job(job: Job) -> Job:
+    """``job`` without what memory does not depend on (tokens, steps, deadline)."""
+    return replace(job, steps=0, tokens=0.0, deadline_hours=0.0, deadline_is_default=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept_fitting(
+    job: Job, capacity: float, gpus_per_node: int, gpus: int
+) -> tuple[TrainingWorkload, ...]:
+    """``fitting_workloads``, remembered across plans: plans that differ only in tokens,
+    deadline, budget or nodes (a buyer trying variants) search the same layouts."""
+    return tuple(_fitting(job, capacity, gpus_per_node, gpus))
 
 
 def _fitting(
-    job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
+    job: Job, capacity: float, gpus_per_node: int, gpus: int
 ) -> Iterator[TrainingWorkload]:
     """``fitting_workloads`` one at a time, so a caller asking only "does any fit?" can stop."""
     if job.model.is_moe:
-        yield from _moe_workloads(job, gpu, gpus_per_node, gpus, calibration)
+        yield from _moe_workloads(job, capacity, gpus_per_node, gpus)
         return
     heads = job.model.heads
     for tp in _TP_CHOICES:
@@ -190,7 +216,7 @@ def _fitting(
                         break
                     dp = gpus // (tp * pp)
                     w = _workload(job, tp, pp, _vp(job.model.layers, pp), dp, sharding, recompute)
-                    if memory_per_gpu(w, gpu, calibration).fits:
+                    if _fits(w, capacity):
                         yield w
                         break
 
@@ -261,17 +287,7 @@ class LayoutSearch:
 
     def fits_on(self, gpu: GpuSpec, gpus: int) -> bool:
         """True when some layout holds the job on ``gpus`` GPUs in nodes of up to 8."""
-        per_node = min(gpus, REFERENCE_NODE_GPUS)
-        key = (gpu.name, gpu.memory_gib, per_node, gpus)
-        known = self._fitting.get(key)
-        if known is not None:
-            return bool(known)
-        # The bisection only asks whether one layout fits: stop at the first. A full search
-        # that found none is the whole answer, so it is kept.
-        first = next(_fitting(self.job, gpu, per_node, gpus, self.calibration), None)
-        if first is None:
-            self._fitting[key] = ()
-        return first is not None
+        return bool(self.fitting(gpu, min(gpus, REFERENCE_NODE_GPUS), gpus))
 
     def min_gpus_to_fit(self, gpu: GpuSpec) -> int | None:
         """Smallest GPU count whose best layout fits memory (doubling, then bisection)."""
