@@ -228,6 +228,9 @@ def _parse_wrk(out: str) -> Result:
 
 def _run(base: str, path: str, seconds: float, concurrency: int, pid: int, wrk: bool) -> Result:
     """Warm up for a second, then one timed run of the same URL, with the server's CPU time."""
+    # One request alone first: it pays the cold costs (templates, kept rows) a second of
+    # 16 concurrent cold requests might not get through.
+    httpx.get(base + path, timeout=60)
     if wrk:
         _wrk(base, path, 1.0, concurrency)
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import Engine
 
@@ -20,6 +20,7 @@ from clusterscout.app.database import Snapshot, engine_for_url, open_snapshot
 from clusterscout.app.errors import ClassifiedError, Failure, Operation, failure_of
 from clusterscout.model.planner.results import PlanResult
 
+STARTUP_TIMEOUT_S: Final = 120.0
 _engine: Engine | None = None
 """The worker process's engine (set by ``_start``; the server's own is not inherited)."""
 
@@ -62,8 +63,9 @@ class PlanWorkers:
             initializer=_start,
             initargs=(database_url,),
         )
-        # Start the workers now rather than on the first plan (a spawn takes about a second).
-        self._executor.submit(_ready)
+        # Start a worker now and wait for it: a spawn imports the package (about a second of
+        # CPU), which would otherwise land on the first plan and on whatever runs beside it.
+        self._executor.submit(_ready).result(timeout=STARTUP_TIMEOUT_S)
 
     def plan(self, body: Any, data_version: str) -> PlanResult | None:
         """The plan of ``body`` read at ``data_version``; None when the worker read another
