@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 COUNTED_COLUMNS = frozenset({"gpu", "fabric", "provider", "clustermax"})
-"""Filters whose facet counts come from one grouped query (the others: one count per value)."""
+"""Filters whose facet counts are one tally per value of a column (the others: one tally per
+value, each with that value ticked)."""
 
 
 def gpu_specs(conn: Connection) -> tuple[GpuSpec, ...]:
@@ -92,8 +93,8 @@ def count_offers(conn: Connection, f: OfferFilter) -> int:
 
 
 def tallies(conn: Connection, asks: Sequence[Tally]) -> list[dict[str | None, int]]:
-    """Several counts in one query: per ask, offers per value of its column (``None``: the
-    value is unknown, or the ask has no column and this is its one count)."""
+    """Counts from the in-memory fact index: per ask, offers per value of its column (``None``:
+    the value is unknown, or the ask has no column and this is its one count)."""
     return tally.tallies(conn, asks)
 
 

@@ -273,7 +273,7 @@ def _region_index(conn: Connection) -> RegionIndex:
 
 
 def count_offers(conn: Connection, f: OfferFilter) -> int:
-    """How many offers match ``f`` (facet counts for boolean and range filters)."""
+    """How many offers match ``f`` (listings' facet counts use ``store.tally`` instead)."""
     where = and_(true(), *offer_conditions(f))
     return int(conn.execute(select(func.count()).select_from(offers).where(where)).scalar_one())
 

@@ -22,7 +22,7 @@ from clusterscout.web.cells import VALUE_LABELS
 from clusterscout.web.i18n import Formatter
 
 Counts = Mapping[Tally, Mapping[str | None, int]]
-"""Answers of the listing's one count query, by ask."""
+"""The listing's counts from the fact index (``offers.tallies``), by ask."""
 
 SORT_LABELS: Final = {
     SortKey.PRICE: N_("Price (lowest first)"),
@@ -110,7 +110,7 @@ def _member_filter(f: OfferFilter, field: Field, member: Any) -> OfferFilter:
 
 
 def _asks(f: OfferFilter, field: Field) -> list[Tally]:
-    """The counts a field's group shows, named before any is run (one query answers all)."""
+    """The counts a field's group shows, named first so one call answers every group."""
     facet = field.facet
     if facet is None:  # pragma: no cover - build_groups passes only rows with a facet
         return []

@@ -79,12 +79,15 @@ def _answer(
         hit = st.answers.get(key)
         if hit is not None:
             return Response(hit.body, media_type="application/json")
+
+    def render() -> bytes:
+        return bytes(FastJSONResponse(to_json(_run(request, runner, body))).body)
+
     if key is None:
-        payload = FastJSONResponse(to_json(_run(request, runner, body))).body
-        return Response(payload, media_type="application/json")
+        return Response(render(), media_type="application/json")
 
     def compute() -> bytes:
-        found = bytes(FastJSONResponse(to_json(_run(request, runner, body))).body)
+        found = render()
         st.answers.put(key, Entry([], found))
         return found
 

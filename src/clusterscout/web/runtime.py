@@ -82,13 +82,13 @@ class AppState:
     memo: Memo = field(default_factory=lambda: Memo(MEMO_ENTRIES))
     """Model answers (plans, charts, reference estimates), keyed with the data version."""
     answers: ResponseCache = field(default_factory=lambda: ResponseCache(ANSWER_CACHE_BYTES))
+    """JSON answers of POST /plan and /estimate by data version and body digest."""
     flights: SingleFlight = field(default_factory=SingleFlight)
     """Plans and estimates being computed, by key (concurrent duplicates wait for them)."""
     plan_workers: PlanWorkers | None = None
     """Processes that compute plans (``Settings.plan_workers``; None: plans run here)."""
     rows: Memo = field(default_factory=lambda: Memo(ROW_ENTRIES))
     """Listing rows (view model and HTML), keyed with the data version, language, tier, day."""
-    """JSON answers of POST /plan and /estimate by data version and body digest."""
 
     @classmethod
     def create(cls, settings: Settings, engine: Engine) -> AppState:
