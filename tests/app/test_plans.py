@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from clusterscout.app.database import build
-from clusterscout.app.estimates import run_estimate
+from clusterscout.app.estimates import require_finite, run_estimate
 from clusterscout.app.inputs import parse_plan
 from clusterscout.app.plans import plan_offer, run_plan
 from clusterscout.catalog.calibration import CalibrationError
@@ -225,8 +229,6 @@ def test_verdict_only_covers_gpus_that_are_rented_as_clusters(
 
 
 def test_require_finite_refuses_nan_and_infinity_naming_the_output() -> None:
-    from clusterscout.app.estimates import require_finite
-
     require_finite({"a": 1.0, "b": [0.5, {"c": 2}], "d": None, "e": "x"}, "scenario")
     with pytest.raises(InputError) as info:
         require_finite({"breakdown_s": {"compute": float("inf")}}, "scenario")
@@ -236,3 +238,50 @@ def test_require_finite_refuses_nan_and_infinity_naming_the_output() -> None:
         require_finite({"options": [1.0, float("nan")]}, "plan")
     with pytest.raises(InputError, match="result is not finite"):
         require_finite(float("nan"), "plan")
+
+
+@dataclass(frozen=True)
+class _Holder:
+    value: Any
+    items: tuple[Any, ...] = ()
+
+
+def _floats(data: Any) -> list[float]:
+    """Every float in ``data``, found by a walk independent of the one under test."""
+    if isinstance(data, float):
+        return [data]
+    if isinstance(data, _Holder):
+        return _floats(data.value) + _floats(data.items)
+    if isinstance(data, dict):
+        return [x for v in data.values() for x in _floats(v)]
+    if isinstance(data, list | tuple):
+        return [x for v in data for x in _floats(v)]
+    return []
+
+
+_values = st.recursive(
+    st.floats() | st.integers() | st.none() | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text("abc", min_size=1, max_size=2), inner, max_size=3)
+        | st.builds(_Holder, inner, st.tuples(inner))
+    ),
+    max_leaves=12,
+)
+
+
+@given(_values)
+def test_require_finite_refuses_exactly_the_answers_holding_a_non_finite_float(data: Any) -> None:
+    bad = [x for x in _floats(data) if not math.isfinite(x)]
+    if not bad:
+        require_finite(data, "plan")
+        return
+    with pytest.raises(InputError, match="is not finite") as info:
+        require_finite(data, "plan")
+    assert info.value.field == "plan"
+
+
+def test_require_finite_names_the_path_through_dataclasses() -> None:
+    data = {"options": [_Holder(1.0), _Holder(2.0, (0.5, float("-inf")))]}
+    with pytest.raises(InputError, match=r"options\[1\]\.items\[1\] is not finite"):
+        require_finite(data, "plan")

@@ -6,7 +6,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import Connection
 
@@ -38,7 +38,7 @@ def stored_calibration(conn: Connection) -> Calibration:
     )
 
 
-def require_finite(data: Any, field: str, path: str = "") -> None:
+def require_finite(data: Any, field: str) -> None:
     """Refuse an answer holding NaN or an infinity (not JSON; never a real estimate).
 
     The validators bound every input, so this is a backstop: whatever combination slips
@@ -48,19 +48,67 @@ def require_finite(data: Any, field: str, path: str = "") -> None:
     Raises:
         InputError: naming ``field`` and the output that is not finite.
     """
-    if isinstance(data, float) and not math.isfinite(data):
-        msg = f"the model cannot evaluate these sizes ({path or 'result'} is not finite)"
+    # A plan holds thousands of values: walk without building paths, and name the path only
+    # when something is wrong (the check used to cost as much as the plan's model answers).
+    if not _all_finite(data):
+        path = (_non_finite_path(data, "") or "result").removeprefix(".")
+        msg = f"the model cannot evaluate these sizes ({path} is not finite)"
         raise InputError(field, msg)
-    if dataclasses.is_dataclass(data) and not isinstance(data, type):
-        for f in dataclasses.fields(data):
-            value = getattr(data, f.name)
-            require_finite(value, field, f"{path}.{f.name}" if path else f.name)
+
+
+_LEAVES: Final = frozenset({int, str, bool, type(None)})
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type (kept per type), None for other types."""
+    try:
+        return _FIELD_NAMES[kind]
+    except KeyError:
+        names = None
+        if dataclasses.is_dataclass(kind):
+            names = tuple(f.name for f in dataclasses.fields(kind))
+        _FIELD_NAMES[kind] = names
+        return names
+
+
+def _all_finite(data: Any) -> bool:
+    kind = type(data)
+    if kind is float:
+        return math.isfinite(data)
+    if kind in _LEAVES:
+        return True
+    names = _field_names(kind)
+    if names is not None:
+        return all(_all_finite(getattr(data, name)) for name in names)
+    if isinstance(data, Mapping):
+        return all(_all_finite(value) for value in data.values())
+    if isinstance(data, list | tuple):
+        return all(_all_finite(value) for value in data)
+    return not isinstance(data, float) or math.isfinite(data)
+
+
+def _non_finite_path(data: Any, path: str) -> str | None:
+    """Where the first NaN or infinity sits, as ``options[3].time_hours``; None if nowhere."""
+    if isinstance(data, float):
+        return None if math.isfinite(data) else path
+    kind = type(data)
+    names = _field_names(kind)
+    if names is not None:
+        items: Any = ((f".{name}", getattr(data, name)) for name in names)
     elif isinstance(data, Mapping):
-        for key, value in data.items():
-            require_finite(value, field, f"{path}.{key}" if path else str(key))
+        items = ((f".{key}", value) for key, value in data.items())
     elif isinstance(data, list | tuple):
-        for i, value in enumerate(data):
-            require_finite(value, field, f"{path}[{i}]")
+        items = ((f"[{i}]", value) for i, value in enumerate(data))
+    else:
+        return None
+    for step, value in items:
+        found = _non_finite_path(value, f"{path}{step}")
+        if found is not None:
+            return found
+    return None
 
 
 def run_estimate(conn: Connection, body: Any) -> EstimateResult:

@@ -14,16 +14,18 @@ from clusterscout.model.inputs import JobKind, Precision, Stack
 from clusterscout.model.planner import layouts as layouts_module
 from clusterscout.model.planner.layouts import (
     LayoutSearch,
+    StepMemo,
     best_layout,
     fitting_workloads,
     node_counts,
+    step_memo,
 )
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.reasons import ExclusionReason
 from clusterscout.model.planner.request import PlanRequest
 from clusterscout.model.planner.results import PlanOffer, PlanOption
 from clusterscout.model.presets import PRESETS, find_preset
-from clusterscout.model.training import step_breakdown
+from clusterscout.model.training import compute_time_s, step_breakdown, train_step
 from clusterscout.web.schemas import plan_json
 from tests.model.conftest import GPUS
 
@@ -357,3 +359,58 @@ def test_a_search_shared_over_clusters_answers_as_fresh_ones(
             whole = bool(fitting_workloads(job, gpu, min(gpus, 8), gpus, cal))
             assert LayoutSearch(job, cal).fits_on(gpu, gpus) == whole
             assert shared.fits_on(gpu, gpus) == whole
+
+
+def test_the_step_memo_answers_as_the_step_model(cal: Calibration) -> None:
+    from clusterscout.model.inputs import ClusterSpec
+    from clusterscout.model.planner.request import job_for
+
+    job = job_for(PlanRequest(preset="70B", tokens=1e11))
+    memo = StepMemo(cal)
+    gpu = next(g for g in GPUS if g.name == "H100-SXM-80GB")
+    for nodes, fabric in ((2, IB), (4, ETH), (2, IB)):
+        cluster = ClusterSpec(gpu, 8, nodes, fabric, 3200 if fabric is IB else 100, True)
+        for w in fitting_workloads(job, gpu, 8, 8 * nodes, cal)[:6]:
+            assert memo.compute(w, cluster) == compute_time_s(w, cluster, cal)
+            assert memo.parts(w, cluster) == step_breakdown(w, cluster, cal)
+            assert memo.result(w, cluster) == train_step(w, cluster, cal)
+
+
+def test_each_calibration_gets_its_own_step_memo(cal: Calibration) -> None:
+    from clusterscout.model.calibration import TrainingCalibration
+
+    assert step_memo(cal) is step_memo(cal)
+    # Each pooled connection parses its own copy of the stored calibration: equal copies share.
+    copy = replace(cal)
+    assert copy is not cal and step_memo(copy) is step_memo(cal)
+    slower = replace(
+        cal, training=replace(cal.training, straggler_sigma=cal.training.straggler_sigma + 0.05)
+    )
+    assert isinstance(slower.training, TrainingCalibration)
+    assert step_memo(slower) is not step_memo(cal)
+    request = PlanRequest(preset="405B", tokens=1e12)
+    # A plan under other constants must not read the first calibration's answers.
+    first = plan(request, OFFERS, GPUS, cal)
+    other = plan(request, OFFERS, GPUS, slower)
+    fresh = plan(request, OFFERS, GPUS, replace(slower))
+    assert other == fresh
+    assert [o.time_hours for o in other.options] != [o.time_hours for o in first.options]
+
+
+def test_the_step_memo_starts_over_at_its_bound(
+    cal: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clusterscout.model.inputs import ClusterSpec
+    from clusterscout.model.planner.request import job_for
+
+    monkeypatch.setattr(layouts_module, "STEP_MEMO_ENTRIES", 3)
+    job = job_for(PlanRequest(preset="70B", tokens=1e11))
+    gpu = next(g for g in GPUS if g.name == "H100-SXM-80GB")
+    cluster = ClusterSpec(gpu, 8, 4, IB, 3200, True)
+    memo = StepMemo(cal)
+    workloads = fitting_workloads(job, gpu, 8, 32, cal)[:7]
+    assert len(workloads) == 7
+    for w in workloads:
+        assert memo.compute(w, cluster) == compute_time_s(w, cluster, cal)
+        assert len(memo._compute) <= 3
+    assert memo.compute(workloads[0], cluster) == compute_time_s(workloads[0], cluster, cal)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, TypeVar
 
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.gpus import GpuIndex
@@ -23,13 +23,24 @@ from clusterscout.model.inputs import (
 from clusterscout.model.memory import capacity_gib, total_gib
 from clusterscout.model.planner.request import Job
 from clusterscout.model.planner.results import Layout
-from clusterscout.model.training import StepBreakdown, compute_time_s, step_breakdown
+from clusterscout.model.training import (
+    StepBreakdown,
+    TrainingResult,
+    compute_time_s,
+    step_breakdown,
+    training_result,
+)
 
 REFERENCE_NODE_GPUS: Final = 8
 _TP_CHOICES: Final = (1, 2, 4, 8)
 _PP_CHOICES: Final = (1, 2, 4, 8, 16, 32, 64)
 _VP_CHOICES: Final = (4, 2, 1)
 _MAX_GPUS_SEARCH: Final = 1 << 20
+STEP_MEMO_ENTRIES: Final = 32_768
+"""Most answers of each kind a ``StepMemo`` keeps before it starts over (a few MiB)."""
+_STEP_MEMO_CALIBRATIONS: Final = 2
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 def node_counts(cap: int) -> tuple[int, ...]:
@@ -221,6 +232,80 @@ def _fitting(
                         break
 
 
+class StepMemo:
+    """The step model's answers under one calibration, kept across plans.
+
+    Compute time, step breakdown and training result are pure functions of the layout, the
+    cluster and the calibration; never of tokens, deadline, budget or price. Plans that differ
+    only in those (a buyer trying variants) or in their node cap ask the same questions, so a
+    cold plan after the first few costs a few dictionary look-ups per layout. Each table starts
+    over when it reaches ``STEP_MEMO_ENTRIES``, which bounds memory without an LRU's
+    bookkeeping on the hot path.
+    """
+
+    __slots__ = ("_compute", "_parts", "_results", "calibration")
+
+    def __init__(self, calibration: Calibration) -> None:
+        self.calibration = calibration
+        self._compute: dict[tuple[TrainingWorkload, ClusterSpec], float] = {}
+        self._parts: dict[tuple[TrainingWorkload, ClusterSpec], StepBreakdown] = {}
+        self._results: dict[tuple[TrainingWorkload, ClusterSpec], TrainingResult] = {}
+
+    def compute(self, w: TrainingWorkload, cluster: ClusterSpec) -> float:
+        """``compute_time_s(w, cluster, calibration)``."""
+        key = (w, cluster)
+        found = self._compute.get(key)
+        if found is None:
+            found = compute_time_s(w, cluster, self.calibration)
+            _keep(self._compute, key, found)
+        return found
+
+    def parts(self, w: TrainingWorkload, cluster: ClusterSpec) -> StepBreakdown:
+        """``step_breakdown(w, cluster, calibration)``."""
+        key = (w, cluster)
+        found = self._parts.get(key)
+        if found is None:
+            found = step_breakdown(w, cluster, self.calibration, self.compute(w, cluster))
+            _keep(self._parts, key, found)
+        return found
+
+    def result(self, w: TrainingWorkload, cluster: ClusterSpec) -> TrainingResult:
+        """``train_step(w, cluster, calibration)``, from the remembered breakdown."""
+        key = (w, cluster)
+        found = self._results.get(key)
+        if found is None:
+            found = training_result(w, cluster, self.parts(w, cluster), self.calibration)
+            _keep(self._results, key, found)
+        return found
+
+
+def _keep(table: dict[_K, _V], key: _K, value: _V) -> None:
+    if len(table) >= STEP_MEMO_ENTRIES:
+        table.clear()
+    table[key] = value
+
+
+_memos: list[StepMemo] = []
+"""The latest calibrations' memos, newest first. A calibration holds mappings, so it has no
+hash: it is matched by identity, then by equality (each pooled connection parses its own copy
+of the same stored calibration). A new data version with other constants gets a fresh memo."""
+
+
+def step_memo(calibration: Calibration) -> StepMemo:
+    """The memo of ``calibration`` (a new one for a calibration not seen lately)."""
+    for memo in _memos:
+        if memo.calibration is calibration:
+            return memo
+    for memo in _memos:
+        if memo.calibration == calibration:
+            return memo
+    memo = StepMemo(calibration)
+    # Two threads may both create one for a new calibration; either serves, nothing is wrong.
+    _memos.insert(0, memo)
+    del _memos[_STEP_MEMO_CALIBRATIONS:]
+    return memo
+
+
 @dataclass(frozen=True, slots=True)
 class BestLayout:
     """The fastest layout that fits a cluster: its step time, steps and job time.
@@ -248,11 +333,12 @@ class LayoutSearch:
     offer and node count, so the answers are kept for the life of this object (one plan).
     """
 
-    __slots__ = ("_fitting", "calibration", "job")
+    __slots__ = ("_fitting", "calibration", "job", "memo")
 
     def __init__(self, job: Job, calibration: Calibration) -> None:
         self.job = job
         self.calibration = calibration
+        self.memo = step_memo(calibration)
         self._fitting: dict[tuple[str, float, int, int], tuple[TrainingWorkload, ...]] = {}
 
     def fitting(self, gpu: GpuSpec, gpus_per_node: int, gpus: int) -> tuple[TrainingWorkload, ...]:
@@ -273,13 +359,13 @@ class LayoutSearch:
         best: BestLayout | None = None
         for w in self.fitting(cluster.gpu, cluster.gpus_per_node, cluster.gpus):
             steps = self.job.steps_for(w.global_batch)
-            compute = compute_time_s(w, cluster, self.calibration)
+            compute = self.memo.compute(w, cluster)
             # The other parts of a step are never negative (the calibration bounds its shares
             # to [0, 1]), so a layout whose compute alone is no faster cannot win: skip its
             # communication terms, the costly part of the step model.
             if best is not None and steps * compute >= best.job_seconds:
                 continue
-            parts = step_breakdown(w, cluster, self.calibration, compute)
+            parts = self.memo.parts(w, cluster)
             candidate = BestLayout(w, parts.total_s, steps, parts)
             if best is None or candidate.job_seconds < best.job_seconds:
                 best = candidate

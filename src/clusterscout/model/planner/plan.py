@@ -24,7 +24,6 @@ from clusterscout.model.planner.request import Job, PlanRequest, job_for
 from clusterscout.model.planner.results import Exclusion, PlanOffer, PlanOption, PlanResult
 from clusterscout.model.planner.serving import plan_serving
 from clusterscout.model.planner.verdict import gpu_verdict, job_hours, memory_arithmetic
-from clusterscout.model.training import training_result
 
 _Step = tuple[TrainingWorkload, float, int, float, float, Mapping[str, float]] | None
 """Cached model answer per cluster shape: (workload, step time s, steps, efficiency, MFU)."""
@@ -74,7 +73,7 @@ def _candidates(
             if best is None:
                 cache[key] = None
             else:
-                res = training_result(best.workload, cluster, best.breakdown, search.calibration)
+                res = search.memo.result(best.workload, cluster)
                 cache[key] = (
                     best.workload,
                     res.step_time_s,
