@@ -216,3 +216,45 @@ def test_sqlite_time_limit_interrupts_long_queries(tmp_path: Path) -> None:
     with engine.connect() as conn, pytest.raises(OperationalError, match="interrupted"):
         conn.execute(text(slow))
     engine.dispose()
+
+
+def test_records_read_in_a_snapshot_are_the_stored_ones_and_never_shared(
+    fresh_engine: Engine, fixture_data_dir: Path
+) -> None:
+    from clusterscout.app.database import open_snapshot
+    from clusterscout.store.tables import meta
+
+    build(fresh_engine, fixture_data_dir)
+    asks = [
+        (OfferFilter(), SortKey.PRICE, None, 0),
+        (OfferFilter(rdma=True), SortKey.GBPS, 3, 1),
+        (OfferFilter(provider=("nope",)), SortKey.NODES, 5, 0),
+        (OfferFilter(), SortKey.PROVIDER, 2, 10_000),
+    ]
+    with fresh_engine.connect() as conn:  # outside a snapshot: decoded from each row
+        plain = [queries.list_offers(conn, *ask) for ask in asks]
+    snap = open_snapshot(fresh_engine)
+    try:
+        for ask, expected in zip(asks, plain, strict=True):
+            assert queries.list_offers(snap.conn, *ask) == expected
+        first = queries.list_offers(snap.conn, OfferFilter()).records[0]
+        first["prices"] = []  # as mark_freshness does, on the caller's copy
+        first.clear()
+        assert queries.list_offers(snap.conn, OfferFilter()) == plain[0]
+    finally:
+        snap.close()
+    # A new data version (as a refresh writes one) is read afresh, not served from memory.
+    one = plain[0].records[0]
+    changed = {**one, "notes": "changed in this test"}
+    with fresh_engine.begin() as conn:
+        conn.execute(
+            offers.update().where(offers.c.id == one["id"]).values(record_json=json.dumps(changed))
+        )
+        conn.execute(meta.update().where(meta.c.key == "data_version").values(value="v-test"))
+    snap = open_snapshot(fresh_engine)
+    try:
+        assert snap.data_version == "v-test"
+        found = queries.list_offers(snap.conn, OfferFilter()).records
+        assert found[0] == changed
+    finally:
+        snap.close()
