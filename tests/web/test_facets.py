@@ -45,3 +45,31 @@ def test_the_form_shows_the_tables_form_fields_by_fieldset() -> None:
     job = {c.name: c for c in sets[0].controls}
     assert job["model"].value == "70B"  # the table's default on a fresh form
     assert job["tokens"].label == "Zu trainierende Tokens"
+
+
+def test_a_kept_checkbox_is_the_one_its_option_renders_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    from clusterscout.web import runtime
+
+    env = runtime._environment(i18n.load_translations("en"))
+    kept = env.globals["kept_checkbox"]
+    macro = env.get_template("_macros.html").module.facet_checkbox  # type: ignore[attr-defined]
+    base = facets.Option("a&b", "<b>A</b>", 3, False, "f-x-a")
+    variants = [
+        base,
+        facets.Option("a&b", "<b>A</b>", 4, False, "f-x-a"),
+        facets.Option("a&b", "<b>A</b>", 3, True, "f-x-a"),
+        facets.Option("a&b", "<b>A</b>", None, False, "f-x-a"),
+        facets.Option("a&b", "B", 3, False, "f-x-a"),
+    ]
+    shown = [kept("fabric", o) for o in variants]
+    # Every field the macro reads is in the key: each variant renders and is kept apart.
+    assert shown == [macro("fabric", o) for o in variants]
+    assert len(set(shown)) == len(variants)
+    assert kept("gpu", base) != shown[0]  # the group name is read too
+    assert kept("fabric", base) is shown[0]
+    assert "&lt;b&gt;A&lt;/b&gt;" in shown[0] and 'value="a&amp;b"' in shown[0]
+    assert " checked" in shown[2] and " checked" not in shown[0]
+    # The table starts over when full; answers stay the same.
+    monkeypatch.setattr(runtime, "CHECKBOX_ENTRIES", 2)
+    small = runtime._environment(i18n.load_translations("en")).globals["kept_checkbox"]
+    assert [small("fabric", o) for o in variants * 2] == shown * 2

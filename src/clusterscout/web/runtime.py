@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from sqlalchemy import Connection, Engine
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -34,6 +35,8 @@ TEMPLATE_DIR: Final = WEB_DIR / "templates"
 STATIC_DIR: Final = WEB_DIR / "static"
 MEMO_ENTRIES: Final = 2048
 ROW_ENTRIES: Final = 1024
+CHECKBOX_ENTRIES: Final = 4096
+"""Most facet checkboxes each language keeps rendered before it starts over."""
 """Offer rows kept rendered: every offer in each language (about 540) with room for tiers;
 a row with its view model is about 15 KB, so at most about 15 MB."""
 ANSWER_CACHE_BYTES: Final = 16 * 1024 * 1024
@@ -59,7 +62,33 @@ def _environment(translations: NullTranslations) -> Environment:
         auto_reload=False,
     )
     env.install_gettext_translations(translations, newstyle=True)  # type: ignore[attr-defined]
+    env.globals["kept_checkbox"] = _kept_checkbox(env)
     return env
+
+
+def _kept_checkbox(env: Environment) -> Callable[[str, Any], Markup]:
+    """``facet_checkbox`` of ``_macros.html``, kept by what it shows (group name and option).
+
+    Why: the sidebar's hundred checkboxes, escaped field by field, were a fifth of an
+    uncached listing's rendering; most look the same from one filter set to the next. The
+    key is everything the macro reads (an option is a frozen dataclass), so a kept checkbox
+    is the one the macro would render. The table starts over when full.
+    """
+    kept: dict[tuple[str, Any], Markup] = {}
+
+    def render(name: str, option: Any) -> Markup:
+        key = (name, option)
+        found = kept.get(key)
+        if found is None:
+            macro = env.get_template("_macros.html").module.facet_checkbox  # type: ignore[attr-defined]
+            # A macro of an autoescaping environment returns Markup: escaped once, here.
+            found = macro(name, option)
+            if len(kept) >= CHECKBOX_ENTRIES:
+                kept.clear()
+            kept[key] = found
+        return found
+
+    return render
 
 
 @dataclass
