@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from pathlib import Path
-from typing import Any
+from time import time_ns
+from typing import Any, Final
 
 from sqlalchemy import Engine, delete, func, insert, select
 
@@ -43,24 +47,66 @@ class BuildStats:
     data_version: str
 
 
-def _catalog_files(data_dir: Path) -> list[Path]:
-    # Installed, data/ is a package (clusterscout.data): its __init__.py and any bytecode
-    # are packaging, not catalog, and must not change the version.
-    return sorted(
-        p
-        for p in data_dir.rglob("*")
-        if p.is_file() and p.suffix not in {".py", ".pyc"} and "__pycache__" not in p.parts
-    )
+def _catalog_files(data_dir: Path) -> list[tuple[tuple[str, ...], os.stat_result]]:
+    """The catalog's files as path parts under ``data_dir``, sorted like paths, with ``stat``.
+
+    The files ``rglob`` finds (links to directories are not followed), without building a
+    Path per file: this runs per request. Installed, data/ is a package (clusterscout.data):
+    its ``__init__.py`` and any bytecode are packaging, not catalog, and never count.
+    """
+    found: list[tuple[tuple[str, ...], os.stat_result]] = []
+    _scan(str(data_dir), (), found)
+    return sorted(found, key=lambda pair: pair[0])
+
+
+def _scan(
+    top: str, under: tuple[str, ...], found: list[tuple[tuple[str, ...], os.stat_result]]
+) -> None:
+    with os.scandir(top) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    _scan(entry.path, (*under, entry.name), found)
+                continue
+            if entry.name.endswith((".py", ".pyc")):
+                continue
+            with contextlib.suppress(OSError):  # a dangling link is not a catalog file
+                st = entry.stat()
+                if stat.S_ISREG(st.st_mode):
+                    found.append(((*under, entry.name), st))
+
+
+_Stamp = tuple[tuple[str, int, int], ...]
+_hashed: dict[Path, tuple[_Stamp, str]] = {}
+_RACY_NS: Final = 2_000_000_000
 
 
 def data_version(data_dir: Path) -> str:
-    """Content hash of every catalog file under data/: changes whenever the catalog does."""
+    """Content hash of every catalog file under data/: changes whenever the catalog does.
+
+    Files are read and hashed again only when their list, a size or a modification time
+    changed. Why: pages and the launch API ask for it per request, and hashing every file took
+    about 3.5 ms. As in git's racy-file rule, an answer is kept only when every file is older
+    than the hashing by more than the clock's coarse tick, so a file rewritten at the same size
+    within that tick is never mistaken for the one hashed.
+    """
+    files = _catalog_files(data_dir)
+    stamp = tuple(("/".join(parts), s.st_size, s.st_mtime_ns) for parts, s in files)
+    kept = _hashed.get(data_dir)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    started = time_ns()
     digest = hashlib.sha256()
-    for path in _catalog_files(data_dir):
-        digest.update(str(path.relative_to(data_dir)).encode())
+    for name, _size, _mtime in stamp:
+        digest.update(name.encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+        digest.update(data_dir.joinpath(name).read_bytes())
+    version = digest.hexdigest()[:12]
+    if started - max((s.st_mtime_ns for _p, s in files), default=0) > _RACY_NS:
+        if len(_hashed) >= 16:  # tests build many directories; a server reads one or two
+            _hashed.clear()
+        _hashed[data_dir] = (stamp, version)
+    return version
 
 
 def _gpus_json(catalog: CatalogData) -> str:
