@@ -6,10 +6,15 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
+from babel.dates import format_date
 from babel.messages.pofile import read_po
+from babel.numbers import format_decimal
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clusterscout.web import i18n
 
@@ -77,6 +82,29 @@ def test_formatting_follows_the_locale() -> None:
     assert fmt["pt"].number(3200) == "3.200"
     assert fmt["fr"].day("2026-11-20") == "20 nov. 2026"
     assert fmt["es"].gettext("unknown") == "desconocido"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lang=st.sampled_from(sorted(i18n.KNOWN_LOCALES)),
+    value=st.one_of(
+        st.integers(-(10**12), 10**12),
+        st.floats(-1e9, 1e9, allow_nan=False),
+        st.decimals(-(10**6), 10**6, places=3, allow_nan=False),
+    ),
+    day=st.dates(date(1990, 1, 1), date(2100, 12, 31)),
+    as_text=st.booleans(),
+)
+def test_kept_numbers_and_dates_are_what_babel_gives(
+    lang: str, value: float, day: date, as_text: bool
+) -> None:
+    # Equal keys that print apart (1 and 1.0, 0.0 and -0.0, a date and its ISO text) must
+    # never share an answer that Babel would give differently.
+    fmt = i18n.formatter(lang, i18n.load_translations(lang))
+    for v in (value, float(value), int(value), -float(value)):
+        assert fmt.number(v) == format_decimal(v, locale=lang)
+    shown = fmt.day(day.isoformat() if as_text else day)
+    assert shown == format_date(day, format="medium", locale=lang)
 
 
 def test_catalog_terms_get_localized_durations() -> None:

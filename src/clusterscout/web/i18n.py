@@ -6,6 +6,7 @@ also compiles on start when a ``.mo`` is missing or older than its ``.po``.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -147,7 +148,8 @@ class Formatter:
 
     def number(self, value: float) -> str:
         """A plain number with grouping, e.g. ``3,200`` (en) or ``3.200`` (de)."""
-        return format_decimal(value, locale=self.locale)
+        # The repr is part of the key: equal numbers can print apart (-0.0 and 0.0).
+        return _number(self.lang, value, repr(value))
 
     def fixed(self, value: float, digits: int = 1) -> str:
         """A number with exactly ``digits`` decimals, e.g. ``1,234.5`` (en), ``1.234,5`` (de)."""
@@ -184,8 +186,22 @@ class Formatter:
 
     def day(self, value: date | str) -> str:
         """A date in the locale's medium format."""
-        d = date.fromisoformat(value) if isinstance(value, str) else value
-        return format_date(d, format="medium", locale=self.locale)
+        return _day(self.lang, value)
+
+
+# Why kept: a provider page formats about 230 dates and a listing dozens of counts, mostly the
+# same few; each Babel call was about 15 us. typed=True keeps 1 and 1.0 (and "2026-01-01" and
+# date(2026, 1, 1)) apart, so a kept answer is always the one Babel gives for that value.
+@functools.lru_cache(maxsize=4096, typed=True)
+def _number(lang: str, value: float, text: str) -> str:
+    del text  # only part of the key
+    return format_decimal(value, locale=KNOWN_LOCALES[lang])
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _day(lang: str, value: date | str) -> str:
+    d = date.fromisoformat(value) if isinstance(value, str) else value
+    return format_date(d, format="medium", locale=KNOWN_LOCALES[lang])
 
 
 def formatter(lang: str, translations: NullTranslations) -> Formatter:
