@@ -28,7 +28,7 @@ from clusterscout.web.api_error import ApiError
 from clusterscout.web.cells import MULTI_NODE_LABELS
 from clusterscout.web.i18n import Formatter, negotiate
 from clusterscout.web.pages_common import Lang, base_context, known_lang, render_html
-from clusterscout.web.runtime import reading, snapshot_of, state_of
+from clusterscout.web.runtime import reading, reads_local_db, snapshot_of, state_of
 from clusterscout.web.scorecard import CompareSection, compare_sections, scorecard
 from clusterscout.web.viewmodels import OfferRow, offer_rows
 
@@ -45,6 +45,7 @@ def root(request: Request) -> Response:
 
 
 @router.get("/{lang}/")
+@reads_local_db
 def home(request: Request, lang: Lang) -> Response:
     """Entry points and catalog figures."""
     lang = _lang(lang)
@@ -105,18 +106,21 @@ def _listing_page(request: Request, lang: str, *, all_offers: bool) -> Response:
 
 
 @router.get("/{lang}/multi-node/")
+@reads_local_db
 def multi_node(request: Request, lang: Lang) -> Response:
     """The page of the brief: multi-node offers, facets, the guide and the FAQ."""
     return _listing_page(request, lang, all_offers=False)
 
 
 @router.get("/{lang}/offers/")
+@reads_local_db
 def all_offers(request: Request, lang: Lang) -> Response:
     """Every offer, faceted."""
     return _listing_page(request, lang, all_offers=True)
 
 
 @router.get("/{lang}/providers/{slug}/")
+@reads_local_db
 def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=200)]) -> Response:
     """A provider's checklist scorecard, offers and prices."""
     lang = _lang(lang)
@@ -170,6 +174,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
 
 
 @router.get("/{lang}/compare/")
+@reads_local_db
 def compare(request: Request, lang: Lang) -> Response:
     """Two to four providers side by side on the checklist; a picker when none are given.
 
