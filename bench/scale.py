@@ -25,6 +25,7 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 from sqlalchemy import text
 
+from clusterscout.app import texts
 from clusterscout.app.database import build
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.domain.models import FabricKind
@@ -50,6 +51,8 @@ def _copy_catalog(target: Path, factor: int) -> None:
             slug = f"{path.stem}-x{n}"
             body = re.sub(r'^slug = ".*"$', f'slug = "{slug}"', path.read_text(), flags=re.M)
             (path.parent / f"{slug}.toml").write_text(body)
+    # The copies' texts are the originals', from new files: the template names its sources.
+    texts.update_files(target)
 
 
 def _time_ms(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
