@@ -49,17 +49,11 @@ def test_reads_run_on_the_loop_only_for_a_local_database(
 
 
 def test_catalog_pages_render_on_the_loop_on_sqlite(
-    fixture_db_path: Path, fixture_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    fixture_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Why it matters: rendered in worker threads, 16 concurrent pages spent a fifth (listings)
     # to twice (a provider) more CPU each, contending for the interpreter lock with the loop.
-    settings = Settings(
-        database_url=f"sqlite:///{fixture_db_path}",
-        data_dir=fixture_data_dir,
-        public_url="http://testserver",
-        response_cache_mb=0,
-    )
-    app = create_app(settings)
+    app = create_app(fixture_settings.model_copy(update={"response_cache_mb": 0}))
     seen: list[int] = []
     render = pages._html
 
