@@ -1,4 +1,5 @@
-"""Listing rows are kept rendered, per data version, language, price tier and day."""
+"""Listing rows are kept rendered, per data version, language, price tier, day and reference
+workload."""
 
 from __future__ import annotations
 
@@ -40,6 +41,21 @@ def test_a_row_shows_the_price_of_the_chosen_tier(client: TestClient) -> None:
     assert "2.99" in headline
     assert "2.99" not in reserved
     assert "2.29" in reserved
+
+
+def test_a_row_is_kept_apart_per_reference_workload(client: TestClient) -> None:
+    def cells(html: str) -> list[str]:
+        return re.findall(r'class="p1 num ref-eff">(.*?)</td>', _row(html), re.S)
+
+    url = "/en/multi-node/?provider=alpha"
+    plain = client.get(url).text
+    small = client.get(f"{url}&ref=8b-fsdp-4").text
+    large = client.get(f"{url}&ref=405b-3d-64").text
+    assert cells(plain) == []
+    assert len(cells(small)) == len(cells(large)) == 1
+    assert cells(small) != cells(large)  # 4 nodes and 64 nodes do not scale alike
+    assert client.get(f"{url}&ref=8b-fsdp-4").text == small
+    assert client.get(url).text == plain
 
 
 def test_a_row_follows_a_price_change(fresh_engine: Engine, tmp_path: Path) -> None:

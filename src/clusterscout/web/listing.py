@@ -11,13 +11,14 @@ from markupsafe import Markup
 from starlette.requests import Request
 
 from clusterscout.app import offers
+from clusterscout.app.insights import ReferenceWorkload
 from clusterscout.app.offers import Tally
 from clusterscout.catalog.filters import OfferFilter, SortKey
 from clusterscout.web import chips, facets, params, reference, viewmodels
 from clusterscout.web.chips import Chip, Unknowns
 from clusterscout.web.i18n import Formatter
 from clusterscout.web.runtime import AppState, reading, snapshot_of, state_of
-from clusterscout.web.viewmodels import OfferRow, offer_row, offer_rows
+from clusterscout.web.viewmodels import OfferRow, offer_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,21 +105,7 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
     if ref is not None:
         pairs = sorted([*pairs, (reference.PARAM, ref.key)])
     tier = f.price_tier.value if f.price_tier else None
-    rows_html: list[Markup] | None = None
-    if ref is None:
-        rows, rows_html = _kept_rows(st, request, fmt, result.records, providers, tier)
-    else:
-        records = fmt.catalog.localize(result.records)
-        rows = offer_rows(fmt, records, providers, st.settings.stale_after_days, tier)
-        found = reference.estimates(st, snapshot_of(request), ref, result.records, tier)
-        rows = [
-            replace(
-                row,
-                efficiency=reference.efficiency_cell(fmt, found.get(row.id)),
-                effective=reference.effective_cell(fmt, found.get(row.id)),
-            )
-            for row in rows
-        ]
+    rows, rows_html = _kept_rows(st, request, fmt, result.records, providers, tier, ref)
     groups.append(
         facets.Group(
             reference.PARAM,
@@ -167,28 +154,42 @@ def _kept_rows(
     records: Sequence[Mapping[str, Any]],
     providers: Mapping[str, Mapping[str, Any]],
     tier: str | None,
+    ref: ReferenceWorkload | None,
 ) -> tuple[list[OfferRow], list[Markup]]:
     """Each record's table row and its HTML, built once per data version, language, price
-    tier and day (staleness badges count days), then kept.
+    tier, day (staleness badges count days) and reference workload, then kept.
 
     Why: filters change which rows a listing shows, not what a row says, and building and
-    rendering about fifty rows with every fact's sources was most of an uncached page's time.
+    rendering about fifty rows with every fact's sources was most of an uncached page's time
+    (about 35 ms with a reference workload's columns).
     """
-    version = snapshot_of(request).data_version
+    snap = snapshot_of(request)
     day = viewmodels.today().isoformat()
     row_macro = st.envs[fmt.lang].get_template("_macros.html").module.offer_row  # type: ignore[attr-defined]
+    ref_label = reference.label(fmt, ref) if ref is not None else None
 
     def build(record: Mapping[str, Any]) -> tuple[OfferRow, Markup]:
         localized = fmt.catalog.localize(record)
         row = offer_row(
             fmt, localized, providers.get(record["provider"]), st.settings.stale_after_days, tier
         )
+        if ref is not None:
+            found = reference.estimates(st, snap, ref, [record], tier).get(row.id)
+            row = replace(
+                row,
+                efficiency=reference.efficiency_cell(fmt, found),
+                effective=reference.effective_cell(fmt, found),
+            )
         # A macro of an autoescaping environment returns Markup: escaped once, when rendered.
-        html: Markup = row_macro(row, True, None)
+        html: Markup = row_macro(row, True, ref_label)
         return row, html
 
+    ref_key = ref.key if ref is not None else None
     kept = [
-        st.rows.get((version, fmt.lang, record["id"], tier, day), functools.partial(build, record))
+        st.rows.get(
+            (snap.data_version, fmt.lang, record["id"], tier, day, ref_key),
+            functools.partial(build, record),
+        )
         for record in records
     ]
     return [row for row, _html in kept], [html for _row, html in kept]
