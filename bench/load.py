@@ -3,12 +3,13 @@
 Usage: ``.venv/bin/python bench/load.py [--seconds 8] [--concurrency 16] [--soak 60]
 [--datasette PATH] [--client wrk|python]``
 
-Starts three servers on free ports over the database ``make build-db`` wrote: clusterscout with
-its response cache (the *cached* figures: the same URL again and again), clusterscout with the
+Starts servers on free ports over the database ``make build-db`` wrote: clusterscout with its
+response cache (the *cached* figures: the same URL again and again), clusterscout with the
 cache off (*uncached*: every answer rendered, as when users vary filters), and Datasette (a
-bench-only tool, installed by ``make bench`` in a venv of its own). It prints req/s, p50 and
-p99 for each case side by side, the compressed sizes, and then a mixed soak (pages, API,
-plans, estimates) with the server's resident memory sampled every second.
+bench-only tool, installed by ``make bench`` in a venv of its own), one worker each; then the
+uncached cases again with one clusterscout worker per core, as it would be deployed. It prints
+req/s, p50 and p99 for each case side by side, the compressed sizes, and then a mixed soak
+(pages, API, plans, estimates) with the server's resident memory sampled every second.
 
 Every case, the soak included, is driven by ``wrk`` when it is installed (``make bench`` installs
 Debian's package when it can): a Python client on the same two cores took about as much CPU as
@@ -377,6 +378,14 @@ def main() -> None:
     print(uncached_page.line("clusterscout HTML listing, uncached"))
     if ds_page is not None:
         print(ds_page.line("Datasette HTML table page"))
+    cores = os.cpu_count() or 1
+    if cores > 1:
+        # How the app is meant to run on this machine: one worker process per core.
+        per_core = [*serve[:-1], str(cores)]
+        with _server(per_core, uncached_env, "/healthz") as (b, pid):
+            label = f"{cores} workers"
+            print(_run(b, API, secs, n, pid, wrk).line(f"clusterscout API, uncached, {label}"))
+            print(_run(b, PAGE, secs, n, pid, wrk).line(f"clusterscout HTML, uncached, {label}"))
     with _server(serve, env, "/healthz") as (b, pid):
         cached = _run(b, API, secs, n, pid, wrk)
         print(cached.line("clusterscout API, response cache hit"))
