@@ -31,7 +31,7 @@ def _tree(root: Path) -> Path:
     for rel, body in {
         "providers/a.toml": "a = 1\n",
         "providers/b-c.toml": "b = 2\n",
-        "providers/b/c.toml": "c = 3\n",  # "b/c" sorts after "b-c" as a path, before as text
+        "providers/b/c.toml": "c = 3\n",  # "b/c" sorts before "b-c" as a path, after as text
         "gpus.toml": "g = 4\n",
         "__init__.py": "# packaging\n",
         "__pycache__/x.cpython-311.pyc": "bytecode",
