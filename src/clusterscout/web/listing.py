@@ -174,7 +174,7 @@ def _kept_rows(
             fmt, localized, providers.get(record["provider"]), st.settings.stale_after_days, tier
         )
         if ref is not None:
-            found = reference.estimates(st, snap, ref, [record], tier).get(row.id)
+            found = reference.estimate(st, snap, ref, record, tier)
             row = replace(
                 row,
                 efficiency=reference.efficiency_cell(fmt, found),

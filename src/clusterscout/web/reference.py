@@ -73,6 +73,34 @@ def _inputs(st: AppState, snap: Snapshot) -> tuple[tuple[GpuSpec, ...], Calibrat
     return st.memo.get(("model-inputs", snap.data_version), load)
 
 
+def estimate(
+    st: AppState,
+    snap: Snapshot,
+    ref: ReferenceWorkload,
+    record: Mapping[str, Any],
+    tier: str | None = None,
+) -> ReferenceEstimate | None:
+    """The offer record's estimate (memoised per data version, price tier and price); None
+    when the model has no calibration."""
+    inputs = _inputs(st, snap)
+    if inputs is None:
+        return None
+    gpus, calibration = inputs
+
+    def compute() -> ReferenceEstimate:
+        return insights.reference_estimate(record, ref, gpus, calibration, tier)
+
+    key = (
+        "ref",
+        snap.data_version,
+        ref.key,
+        record["id"],
+        tier,
+        record.get("from_usd_per_gpu_hour"),
+    )
+    return st.memo.get(key, compute)
+
+
 def estimates(
     st: AppState,
     snap: Snapshot,
@@ -80,21 +108,9 @@ def estimates(
     records: Sequence[Mapping[str, Any]],
     tier: str | None = None,
 ) -> dict[str, ReferenceEstimate]:
-    """One estimate per offer record (memoised per data version and price tier)."""
-    inputs = _inputs(st, snap)
-    if inputs is None:
-        return {}
-    gpus, calibration = inputs
-    version = snap.data_version
-    out: dict[str, ReferenceEstimate] = {}
-    for record in records:
-
-        def compute(r: Mapping[str, Any] = record) -> ReferenceEstimate:
-            return insights.reference_estimate(r, ref, gpus, calibration, tier)
-
-        key = ("ref", version, ref.key, record["id"], tier, record.get("from_usd_per_gpu_hour"))
-        out[str(record["id"])] = st.memo.get(key, compute)
-    return out
+    """One estimate per offer record, by offer id (none without a calibration)."""
+    found = {str(r["id"]): estimate(st, snap, ref, r, tier) for r in records}
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def efficiency_cell(fmt: Formatter, est: ReferenceEstimate | None) -> Cell:
