@@ -217,3 +217,11 @@ def test_moe_memory_splits_the_experts_over_the_tensor_parallel_group() -> None:
     tp4 = serving_memory(MIXTRAL, Precision.BF16, 4096, 1, ServingLayout(4, 1), H100, 0.9)
     assert tp2.weights_gib == pytest.approx(2 * tp4.weights_gib)
     assert tp2.weights_gib * 2 == pytest.approx(weight_bytes(MIXTRAL, Precision.BF16) / 2**30)
+
+
+def test_a_gpu_without_a_tflops_figure_cannot_be_sized_and_no_prompt_takes_no_time() -> None:
+    bare = ServingHardware(replace(H100_BW, bf16_dense_tflops=None, fp8_dense_tflops=None), 450.0)
+    with pytest.raises(ValueError, match="TFLOP/s"):
+        decode_step_s(L70, Precision.BF16, bare, ServingLayout(1, 1), 1, 1024, ROUND)
+    assert prefill_s(L70, Precision.BF16, HW, ServingLayout(1, 1), 0, 1024, ROUND) == 0.0
+    assert prefill_s(L70, Precision.BF16, HW, ServingLayout(1, 1), 1, 0, ROUND) == 0.0

@@ -47,8 +47,6 @@ checkpoints quantise only the blocks' linear layers)."""
 ACTIVATION_BYTES = 2.0
 """Bytes per element of the activations the tensor-parallel all-reduces carry (16-bit)."""
 ALLREDUCES_PER_LAYER = 2
-
-
 """Megatron-style tensor parallelism sums the attention and the MLP outputs once each per
 layer (Shoeybi et al., "Megatron-LM", 2019, §3)."""
 
@@ -57,25 +55,19 @@ layer (Shoeybi et al., "Megatron-LM", 2019, §3)."""
 class ServingLayout:
     """One model replica: ``tp`` GPUs inside a node times ``pp`` pipeline stages.
 
-    A mixture-of-experts replica may instead spread its experts over ``ep`` GPUs with the
-    attention run data-parallel on ``dp`` of them (DeepSeek-style wide expert parallelism,
-    ``tp = 1``, ``dp = ep``); each such GPU holds a full copy of the non-expert weights.
+    The routed experts of a mixture-of-experts model divide over the ``tp`` GPUs of a stage
+    (sharded, or whole experts per GPU with expert parallelism inside the TP group: the bytes
+    per GPU are the same). Wide expert parallelism with data-parallel attention is not a
+    serving layout here.
     """
 
     tp: int
     pp: int
-    ep: int = 1
-    dp: int = 1
 
     @property
     def gpus(self) -> int:
         """GPUs of one replica."""
-        return self.tp * self.pp * self.dp
-
-    @property
-    def expert_shards(self) -> int:
-        """GPUs the routed experts are divided over: ``ep`` when set, else the TP group."""
-        return self.ep if self.ep > 1 else self.tp
+        return self.tp * self.pp
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,21 +167,15 @@ def kv_split(model: ModelShape, layout: ServingLayout) -> int:
     """Ways the KV cache of a replica's sequences divides over its GPUs.
 
     GQA heads split over TP ranks until each rank holds one, then repeat; a latent cache is
-    one vector per token that every TP rank keeps whole; stages and data-parallel attention
-    ranks each hold their own layers or sequences.
+    one vector per token that every TP rank keeps whole; stages hold their own layers.
     """
     heads = 1 if is_latent(model) else min(layout.tp, max(model.kv_heads, 1))
-    return heads * layout.pp * layout.dp
+    return heads * layout.pp
 
 
 def _per_gpu_weights(model: ModelShape, precision: Precision, layout: ServingLayout) -> float:
-    """Bytes of weights one GPU holds: the non-expert part over TP (and PP), the routed
-    experts over their shards."""
-    total = weight_bytes(model, precision)
-    experts = WEIGHT_BYTES[precision] * model.routed_expert_params if model.is_moe else 0.0
-    return (total - experts) / (layout.tp * layout.pp) + experts / (
-        layout.expert_shards * layout.pp
-    )
+    """Bytes of weights one GPU holds: every weight over TP and PP (routed experts too)."""
+    return weight_bytes(model, precision) / layout.gpus
 
 
 def serving_memory(
@@ -204,7 +190,7 @@ def serving_memory(
     """Weights and KV cache on one GPU of a replica, against the usable memory.
 
     Formula: ``W / (tp*pp) + KV / kv_split`` with ``KV = kv_per_token * context *
-    concurrency`` (routed experts divide over their shards instead, ``kv_split``).
+    concurrency`` (``kv_split``).
     The reserve for activations, CUDA graphs and the allocator is the share of memory left
     out (``usable_fraction``, as vLLM's default ``gpu_memory_utilization=0.9`` leaves 10%).
     """
@@ -253,10 +239,10 @@ def step_weight_bytes(
     """Weight bytes one GPU reads in a forward pass over ``tokens`` tokens of the replica.
 
     Dense models read all their weights once per pass. A mixture-of-experts model reads its
-    non-expert weights and, per MoE layer, only the experts the tokens are routed to, spread
-    over the expert shards. With ``pp`` stages the pass runs as ``pp`` micro-batches and each
-    stage reads its weights once per micro-batch, so a GPU reads ``1/tp`` of the non-expert
-    weights per step, as without stages.
+    non-expert weights and, per MoE layer, only the experts the tokens are routed to, all
+    divided over the TP group. With ``pp`` stages the pass runs as ``pp`` micro-batches and
+    each stage reads its weights once per micro-batch, so a GPU reads ``1/tp`` of the weights
+    per step, as without stages (for MoE, the experts each micro-batch reaches).
     """
     total = weight_bytes(model, precision)
     if not model.is_moe:
@@ -265,7 +251,7 @@ def step_weight_bytes(
     dense = total - size * model.routed_expert_params
     per_micro = tokens / layout.pp
     touched = touched_experts(model, per_micro) * model.moe_layers * model.params_per_expert
-    return dense / layout.tp + size * touched / layout.expert_shards
+    return (dense + size * touched) / layout.tp
 
 
 def _math_rate(
@@ -305,7 +291,7 @@ def _allreduce_parts(
     """All-reduces per pass and the bandwidth seconds of one, for ``tokens`` tokens."""
     if layout.tp <= 1:
         return 0.0, 0.0
-    message = tokens / layout.dp * model.hidden * ACTIVATION_BYTES
+    message = tokens * model.hidden * ACTIVATION_BYTES
     factor = busbw_factor(CollectiveOp.ALL_REDUCE, layout.tp)
     return ALLREDUCES_PER_LAYER * model.layers, factor * message / (hw.tp_busbw_gbs * 1e9)
 
@@ -318,10 +304,10 @@ def allreduce_s(
 ) -> float:
     """Tensor-parallel all-reduces of one forward pass over ``tokens`` tokens.
 
-    Formula: ``2 l * (a + f(tp) * T h * 2 bytes / (dp * B_bus))``: two all-reduces per
+    Formula: ``2 l * (a + f(tp) * T h * 2 bytes / B_bus)``: two all-reduces per
     layer, each a small-message latency ``a`` (the intra-node latency fitted on nccl-tests:
     decode messages are kilobytes, far below where the bandwidth term matters) plus the
-    activations of the pass's ``T/dp`` tokens over the node's all-reduce bus bandwidth.
+    activations of the pass's ``T`` tokens over the node's all-reduce bus bandwidth.
     ``f = 2(tp-1)/tp`` (nccl-tests' bus factor).
     With ``pp`` stages the hand-overs between nodes add ``(pp-1)`` fabric latencies.
     Source: Pope et al. 2022 §3.1 (TP communication per layer); nccl-tests doc/PERFORMANCE.md.

@@ -11,7 +11,7 @@ import pytest
 from clusterscout.catalog.calibration import load_calibration
 from clusterscout.catalog.load import load_gpus
 from clusterscout.domain.errors import InputError
-from clusterscout.domain.models import FabricKind
+from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.inputs import JobKind, Precision
 from clusterscout.model.planner.plan import plan
@@ -108,6 +108,18 @@ def test_inference_offers_are_left_out_with_reasons(real: Calibration) -> None:
         "h100-eth": ExclusionReason.UNKNOWN_FABRIC,
         "a100": ExclusionReason.UNKNOWN_FABRIC,
     }
+
+
+def test_an_offer_on_a_gpu_without_tflops_figures_is_left_out_with_the_reason(
+    real: Calibration,
+) -> None:
+    bare = GpuSpec("Bare-GPU", "x", 80.0, hbm_tbps=3.0, scale_up_gbs=900.0)
+    offer = PlanOffer("bare", "p", "Bare-GPU", 8, None, None, None, 1, 1.0, "on_demand")
+    request = PlanRequest(preset="8B", job=JobKind.INFERENCE, precision=Precision.BF16)
+    r = plan(request, [offer], [*GPUS, bare], real)
+    assert [(e.offer.offer_id, e.reason) for e in r.excluded] == [
+        ("bare", ExclusionReason.NO_BF16_FIGURE)
+    ]
 
 
 def test_fp8_on_a_gpu_without_fp8_units_is_weight_only_and_slower(real: Calibration) -> None:
