@@ -191,6 +191,25 @@ def test_check_model_reports_serving_points_apart_with_held_out_error() -> None:
     assert "serving, held out by source" in result.stdout
     # the training table does not count them twice: they are sent to the serving section
     assert "inference point: checked in the serving section below" in result.stdout
+    # the serving figures split into decode, first-token and MoE points, and per GPU, held out
+    held = result.stdout.split("serving, held out by source")[1]
+    for label in ("decode", "ttft", "moe", "H100-SXM-80GB", "A100-SXM-80GB"):
+        assert re.search(rf"^  {label}\s+\d+ points\s+median", held, re.M), label
+    # the held-out bar of the serving model: median <= 15%, p90 <= 40%
+    line = re.search(r"^  all\s+(\d+) points\s+median\s+([\d.]+)%\s+p90\s+([\d.]+)%", held, re.M)
+    assert line and int(line.group(1)) == int(match.group(1))
+    assert float(line.group(2)) <= 15.0 and float(line.group(3)) <= 40.0
+
+
+def test_plan_for_inference_states_ttft_and_the_evidence_per_gpu(
+    fixture_settings: Settings,
+) -> None:
+    args = ["plan", "--job", "inference", "--model", "70B", "--precision", "fp8"]
+    result = runner.invoke(app, [*args, *_db(fixture_settings)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "time to first token" in result.stdout and "TTFT" in result.stdout
+    # the fixture calibration has no serving evidence: every GPU row says so
+    assert "few (0)" in result.stdout and "fewer than 5 published serving points" in result.stdout
 
 
 def test_check_model_reports_bad_inputs(tmp_path: Path) -> None:

@@ -91,3 +91,32 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
         parse_calibration("this is = = not toml")
     with pytest.raises(CalibrationError, match="cannot read"):
         load_calibration(tmp_path)
+
+
+def test_serving_constants_load_in_their_units_with_evidence_per_gpu() -> None:
+    inference = load_calibration(DATA_DIR).inference
+    assert inference is not None
+    # microseconds in the file, seconds in the model
+    assert 0 < inference.layer_overhead_s < 1e-3 and 0 < inference.prefill_layer_overhead_s < 1e-3
+    assert 0 < inference.weight_only_bandwidth <= 1 and 0 < inference.fp8_math <= 1
+    assert inference.evidence_for("H100-SXM-80GB") >= 5
+    assert inference.evidence_for("MI300X-192GB") == 0
+    assert {"holdout.decode", "holdout.ttft", "holdout.moe"} <= set(inference.figures)
+
+
+def test_an_older_serving_table_gets_neutral_defaults() -> None:
+    # a file written before prefill, fixed costs and evidence existed still loads: prefill
+    # shares the decode math efficiency, the cache the weights' bandwidth, no fixed costs
+    kept, inside = [], False
+    for line in TEXT.splitlines():
+        if line.startswith("["):
+            inside = line.startswith("[inference")
+        if not inside:
+            kept.append(line)
+    old = "\n".join(kept) + (
+        '\n[inference]\nbandwidth_efficiency = 0.7\ncompute_efficiency = 0.28\nsources = "x"\n'
+    )
+    inference = parse_calibration(old).inference
+    assert inference is not None
+    assert inference.prefill_efficiency == 0.28 and inference.kv_bandwidth_efficiency == 0.7
+    assert inference.layer_overhead_s == 0 and inference.evidence == {}

@@ -306,7 +306,9 @@ SERVING_ENGLISH = (
     "Nodes, speed and cost per GPU model",
     "Smallest replica",
     "USD per million tokens",
-    "Tokens/s are a rough estimate",
+    "Time to first token",
+    "Serving evidence",
+    "little serving evidence",
     "KV cache of all concurrent sequences",
     "Serving memory",
 )
@@ -319,10 +321,38 @@ def test_inference_plan_shows_nodes_and_tokens_per_gpu_model(client: TestClient,
     assert 'class="per-gpu serving"' in r.text
     assert "TP 8 × PP" in r.text
     assert 'id="options"' not in r.text  # no training options for serving
+    # every GPU row states its time to first token and the evidence behind its figures
+    table = r.text.split('class="per-gpu serving"')[1].split("</table>")[0]
+    rows = table.split("<tbody>")[1].count("<tr>")
+    assert rows > 0 and table.count('class="num">') >= 6 * rows
+    assert re.search(r"<td class=\"num\">[\d.,\s]+(ms|s)</td>", table)
     if lang in TRANSLATED:
         text = visible_text(r.text)
         leaked = [s for s in SERVING_ENGLISH if s in text]
         assert leaked == []
+
+
+def test_gpus_without_serving_evidence_are_flagged_on_the_page(client: TestClient) -> None:
+    # The fixture catalog's calibration counts no serving points for any GPU, so every row
+    # says so and the notice explains what that means; the JSON answer says the same.
+    html = client.get(f"/en/plan/{QSERVE}").text
+    text = visible_text(html)
+    assert "fewer than 5 published serving measurements" in text
+    rows = html.split('class="per-gpu serving"')[1].split("</table>")[0]
+    assert rows.count("little serving evidence (0 published points)") == rows.count("<tr>") - 1
+    de = visible_text(client.get(f"/de/plan/{QSERVE}").text)
+    assert "wenig Inferenz-Messdaten" in de
+    body = client.post(
+        "/api/v1/plan",
+        json={
+            "job": "inference",
+            "model": "405B",
+            "precision": "fp8",
+            "context": 32768,
+            "concurrency": 32,
+        },
+    ).json()
+    assert all(v["calibrated"] is False for v in body["serving"]["per_gpu"])
 
 
 def test_job_selector_marks_the_fields_each_job_uses(client: TestClient) -> None:

@@ -147,8 +147,10 @@ def check_model(points: Sequence[Any], data_dir: Path) -> tuple[CheckReport, Cal
     return check(points, gpus, calibration), calibration
 
 
-def check_serving(points: Sequence[Any], data_dir: Path) -> tuple[CheckReport, Calibration]:
-    """Predicted vs measured for the inference points (the decode roofline), like check_model.
+def check_serving(
+    points: Sequence[Any], data_dir: Path
+) -> tuple[checkinference.ServingCheck, Calibration]:
+    """Predicted vs measured for the inference points (the serving model), like check_model.
 
     Raises:
         CatalogInvalidError: when ``data_dir`` has no usable GPU figures.
@@ -164,4 +166,4 @@ def check_serving(points: Sequence[Any], data_dir: Path) -> tuple[CheckReport, C
     if calibration.inference is None:
         msg = f"{data_dir}/calibration.toml: no [inference] table"
         raise CalibrationError(msg)
-    return checkinference.check(points, gpus, calibration.inference), calibration
+    return checkinference.check(points, gpus, calibration), calibration

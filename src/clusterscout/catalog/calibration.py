@@ -106,6 +106,15 @@ class _Check(_Fraction):
 class _Inference(_Fraction):
     bandwidth_efficiency: float = Field(gt=0, le=1)
     compute_efficiency: float = Field(gt=0, le=1)
+    prefill_efficiency: float | None = Field(default=None, gt=0, le=1)
+    layer_overhead_us: float = Field(default=0.0, ge=0)
+    moe_layer_overhead_us: float = Field(default=0.0, ge=0)
+    prefill_layer_overhead_us: float = Field(default=0.0, ge=0)
+    weight_only_bandwidth: float = Field(default=1.0, gt=0, le=1)
+    kv_bandwidth_efficiency: float | None = Field(default=None, gt=0, le=1)
+    fp8_math: float = Field(default=1.0, gt=0, le=1)
+    legacy_gqa_reads: float = Field(default=0.0, ge=0, le=1)
+    evidence: dict[str, int] = Field(default_factory=dict)
     figures: dict[str, _Figures] = Field(default_factory=dict)
 
 
@@ -237,10 +246,19 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
         test_sources=tuple(data.check.test_sources),
         inference=(
             InferenceCalibration(
-                data.inference.bandwidth_efficiency,
-                data.inference.compute_efficiency,
-                _figures(data.inference.figures),
-                data.inference.sources,
+                bandwidth_efficiency=data.inference.bandwidth_efficiency,
+                compute_efficiency=data.inference.compute_efficiency,
+                prefill_efficiency=data.inference.prefill_efficiency or 0.0,
+                layer_overhead_s=data.inference.layer_overhead_us * _US,
+                moe_layer_overhead_s=data.inference.moe_layer_overhead_us * _US,
+                prefill_layer_overhead_s=data.inference.prefill_layer_overhead_us * _US,
+                weight_only_bandwidth=data.inference.weight_only_bandwidth,
+                kv_bandwidth_efficiency=data.inference.kv_bandwidth_efficiency or 0.0,
+                fp8_math=data.inference.fp8_math,
+                legacy_gqa_reads=data.inference.legacy_gqa_reads,
+                evidence=dict(data.inference.evidence),
+                figures=_figures(data.inference.figures),
+                sources=data.inference.sources,
             )
             if data.inference is not None
             else None

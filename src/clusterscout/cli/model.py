@@ -25,8 +25,9 @@ from clusterscout.cli.options import (
 )
 from clusterscout.cli.output import Column, out, print_json, print_table
 from clusterscout.model.calibration import Calibration, ErrorFigures
-from clusterscout.model.checkmodel import CheckReport, figures_by_stack
-from clusterscout.model.planner.results import PlanOption, PlanResult
+from clusterscout.model.checkinference import KINDS, ServingCheck
+from clusterscout.model.checkmodel import CheckReport, figures_by_stack, summarise
+from clusterscout.model.planner.results import MIN_SERVING_POINTS, PlanOption, PlanResult
 from clusterscout.web.schemas import estimate_json, plan_json
 
 
@@ -121,6 +122,16 @@ def _money(value: float | None, digits: int = 2) -> str:
     return "unknown" if value is None else f"{value:,.{digits}f}"
 
 
+def _ttft(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return f"{seconds * 1e3:,.0f} ms" if seconds < 1 else f"{seconds:,.1f} s"
+
+
+def _evidence(points: int, calibrated: bool) -> str:
+    return f"{points} points" if calibrated else f"few ({points})"
+
+
 def print_serving(result: PlanResult, limit: int) -> None:
     """An inference sizing as text: the memory sum, nodes and tokens/s per GPU model, offers."""
     sp = result.serving
@@ -136,11 +147,17 @@ def print_serving(result: PlanResult, limit: int) -> None:
     )
     target = f"; target {sp.target_tokens_per_s:,.0f} tokens/s" if sp.target_tokens_per_s else ""
     out.print(
-        f"Rough estimate: decode tokens/s from a memory-bandwidth roofline, ±"
-        f"{sp.error_band_pct:.0f}% (p90 on held-out serving benchmarks); prefill is left "
-        f"out{target}.",
+        f"Estimates: decode tokens/s at the full context ±{sp.error_band_pct:.0f}%, time to "
+        f"first token for one prompt that fills the context ±{sp.ttft_band_pct:.0f}% (p90 "
+        f"errors on serving benchmarks held out by source){target}.",
         highlight=False,
     )
+    if any(not v.calibrated for v in sp.per_gpu):
+        out.print(
+            f"GPUs marked 'few' have fewer than {MIN_SERVING_POINTS} published serving points "
+            "behind them: their figures come from constants fitted on other GPUs.",
+            highlight=False,
+        )
     rows = []
     for v in sorted(sp.per_gpu, key=lambda v: (v.nodes or 10**9, -(v.tokens_per_s or 0))):
         fits = v.tp is not None
@@ -154,8 +171,10 @@ def print_serving(result: PlanResult, limit: int) -> None:
                 str(v.replicas) if fits else "",
                 str(v.nodes) if fits else "",
                 f"{v.tokens_per_s:,.0f}" if v.tokens_per_s else "",
+                _ttft(v.ttft_s),
                 _money(v.usd_per_hour),
                 _money(v.usd_per_million_tokens),
+                _evidence(v.serving_points, v.calibrated),
             ]
         )
     print_table(
@@ -167,8 +186,10 @@ def print_serving(result: PlanResult, limit: int) -> None:
             Column("replicas", right=True),
             Column("nodes", right=True),
             Column("tokens/s", right=True),
+            Column("TTFT", right=True),
             Column("USD/h", right=True),
             Column("USD/Mtok", right=True),
+            Column("evidence"),
         ],
         rows,
     )
@@ -179,22 +200,26 @@ def print_serving(result: PlanResult, limit: int) -> None:
             str(o.nodes),
             f"tp{o.tp} pp{o.pp} x{o.replicas}",
             f"{o.tokens_per_s:,.0f}",
+            _ttft(o.ttft_s),
             _money(o.usd_per_hour),
             _money(o.usd_per_million_tokens),
+            _evidence(o.serving_points, o.calibrated),
         ]
         for o in sp.options[:limit]
     ]
     if offer_rows:
         print_table(
-            "Offers by cost per million output tokens",
+            "Offers by cost per million output tokens (GPUs with little serving evidence last)",
             [
                 Column("offer"),
                 Column("GPU"),
                 Column("nodes", right=True),
                 Column("layout"),
                 Column("tokens/s", right=True),
+                Column("TTFT", right=True),
                 Column("USD/h", right=True),
                 Column("USD/Mtok", right=True),
+                Column("evidence"),
             ],
             offer_rows,
         )
@@ -375,17 +400,25 @@ def _print_points(title: str, report: CheckReport, not_expressed: str, *, stack:
         out.print(f"  {u.id}: {u.reason}", highlight=False, markup=False)
 
 
-def _print_serving_check(report: CheckReport, calibration: Calibration) -> None:
-    """The inference points apart: the decode roofline, its in-sample and held-out error."""
+def _print_serving_check(check: ServingCheck, calibration: Calibration) -> None:
+    """The inference points apart: the serving model, its in-sample and held-out error, split
+    into decode, time to first token and mixture-of-experts points, and per GPU."""
+    report = check.report
     _print_points(
-        "serving (inference) points: decode roofline, predicted vs measured",
+        "serving (inference) points: serving model, predicted vs measured",
         report,
         "inference points not expressed",
         stack=False,
     )
     out.print("serving, in sample (these points, current constants):", highlight=False)
-    out.print(_figure_line("all", report.figures), highlight=False)
-    held = calibration.inference.figures.get("holdout") if calibration.inference else None
+    out.print(_figure_line("all", summarise(report.results)), highlight=False)
+    for kind, fig in check.by_kind.items():
+        out.print(_figure_line(kind, fig), highlight=False)
+    out.print("serving, in sample per GPU (median signed: + is optimistic):", highlight=False)
+    for name, fig in check.by_gpu.items():
+        out.print(_figure_line(name, fig, width=16), highlight=False)
+    figures = calibration.inference.figures if calibration.inference else {}
+    held = figures.get("holdout")
     if held is not None:
         out.print(
             "serving, held out by source (each source predicted by constants fitted on the "
@@ -393,9 +426,16 @@ def _print_serving_check(report: CheckReport, calibration: Calibration) -> None:
             highlight=False,
         )
         out.print(_figure_line("all", held), highlight=False)
+        for kind in KINDS:
+            if f"holdout.{kind}" in figures:
+                out.print(_figure_line(kind, figures[f"holdout.{kind}"]), highlight=False)
+        for key, fig in figures.items():
+            if key.startswith("holdout.gpu."):
+                out.print(_figure_line(key.removeprefix("holdout.gpu."), fig, 16), highlight=False)
+    errors = summarise(report.results)
     out.print(
         f"serving: expressed {len(report.results)} inference points; median abs error "
-        f"{report.median_abs_error_pct:.1f}%, p90 abs error {report.p90_abs_error_pct:.1f}%\n",
+        f"{errors.median_abs_error_pct:.1f}%, p90 abs error {errors.p90_abs_error_pct:.1f}%\n",
         highlight=False,
     )
 
@@ -403,9 +443,9 @@ def _print_serving_check(report: CheckReport, calibration: Calibration) -> None:
 COMMANDS: tuple[click.Command, ...] = (estimate, plan, check_model)
 
 
-def _figure_line(label: str, fig: ErrorFigures) -> str:
+def _figure_line(label: str, fig: ErrorFigures, width: int = 10) -> str:
     return (
-        f"  {label:10s} {fig.points:4d} points  median {fig.median_abs_error_pct:5.1f}%  "
+        f"  {label:{width}s} {fig.points:4d} points  median {fig.median_abs_error_pct:5.1f}%  "
         f"p90 {fig.p90_abs_error_pct:5.1f}%  optimistic {fig.optimistic_share:4.0%}  "
         f"median signed {fig.median_signed_error_pct:+5.1f}%"
     )

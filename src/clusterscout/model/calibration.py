@@ -154,20 +154,58 @@ class TrainingCalibration:
 
 @dataclass(frozen=True, slots=True)
 class InferenceCalibration:
-    """Constants of the serving (decode) roofline, fitted on published serving benchmarks.
+    """Constants of the serving model, fitted on published serving benchmarks.
 
     Attributes:
-        bandwidth_efficiency: achieved share of the GPU's HBM bandwidth while decoding.
-        compute_efficiency: achieved share of dense peak TFLOP/s on decode and prefill math.
+        bandwidth_efficiency: achieved share of the GPU's memory bandwidth while decoding.
+        compute_efficiency: achieved share of dense peak TFLOP/s on decode math.
+        prefill_efficiency: achieved share of dense peak TFLOP/s on prefill (prompt) math.
+        layer_overhead_s: fixed time per layer of every forward pass (kernel launches,
+            norms, rotary embedding, sampling) that no batch size amortises.
+        moe_layer_overhead_s: extra fixed time of a mixture-of-experts layer (router, top-k,
+            token permutation and the grouped GEMMs' launches).
+        prefill_layer_overhead_s: fixed time per layer of a prefill (prompt) pass.
+        weight_only_bandwidth: share of ``bandwidth_efficiency`` kept when weights are
+            dequantised on the fly (INT4, or FP8 on GPUs without FP8 math).
+        kv_bandwidth_efficiency: achieved share of the memory bandwidth while attention
+            reads the KV cache (0: the same as ``bandwidth_efficiency``).
+        fp8_math: share of the FP8 peak reached relative to the 16-bit one (FP8 GEMMs rarely
+            run twice as fast as BF16 ones; 1: they do).
+        legacy_gqa_reads: for measurements taken with attention kernels older than
+            grouped-query-aware ones (TensorRT-LLM 0.5/0.6), the share of each extra query
+            head of a group that reads the KV cache again; used by the check only, plans
+            assume current kernels.
+        evidence: serving points per canonical GPU name the constants were fitted on; a GPU
+            with few points has little evidence behind its serving figures.
         figures: error figures at calibration time (``in_sample``, ``holdout``: each source
-            predicted by constants fitted without it).
+            predicted by constants fitted without it; ``.decode``/``.ttft``/``.moe`` parts).
         sources: measurement ids and URLs.
     """
 
     bandwidth_efficiency: float
     compute_efficiency: float
+    prefill_efficiency: float = 0.0
+    layer_overhead_s: float = 0.0
+    moe_layer_overhead_s: float = 0.0
+    prefill_layer_overhead_s: float = 0.0
+    weight_only_bandwidth: float = 1.0
+    kv_bandwidth_efficiency: float = 0.0
+    fp8_math: float = 1.0
+    legacy_gqa_reads: float = 0.0
+    evidence: Mapping[str, int] = field(default_factory=dict)
     figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
     sources: str = ""
+
+    def __post_init__(self) -> None:
+        # Files written before prefill had its own efficiency share the decode one.
+        if self.prefill_efficiency <= 0:
+            object.__setattr__(self, "prefill_efficiency", self.compute_efficiency)
+        if self.kv_bandwidth_efficiency <= 0:
+            object.__setattr__(self, "kv_bandwidth_efficiency", self.bandwidth_efficiency)
+
+    def evidence_for(self, gpu_name: str) -> int:
+        """Serving points behind ``gpu_name`` (0 when none was fitted)."""
+        return self.evidence.get(gpu_name, 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,6 +139,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 verdict_text=text,
                 memory=plan_view.serving_facts(fmt, result.serving),
                 serving_rows=plan_view.serving_rows(fmt, result.serving),
+                serving_notices=plan_view.serving_notices(fmt, result.serving),
                 assumptions=plan_view.assumption_texts(fmt, result),
                 error_band=fmt.percent(result.error_band_pct / 100),
                 job_params=fmt.compact(result.model.params),

@@ -13,6 +13,7 @@ from typing import Any, Final
 from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.app.insights import ScalingCurve
 from clusterscout.model.planner.results import (
+    MIN_SERVING_POINTS,
     Exclusion,
     GpuVerdict,
     Layout,
@@ -391,6 +392,54 @@ class ServingRow:
     tokens_per_s: str
     usd_per_hour: str
     usd_per_million: str
+    ttft: str = ""
+    evidence: str = ""
+    calibrated: bool = True
+
+
+def ttft_text(fmt: Formatter, seconds: float | None) -> str:
+    """``850 ms`` below a second, else ``2.4 s``; empty when unknown."""
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return fmt.gettext("%(num)s ms") % {"num": fmt.fixed(seconds * 1e3, 0)}
+    return fmt.gettext("%(num)s s") % {"num": fmt.fixed(seconds, 1)}
+
+
+def evidence_text(fmt: Formatter, points: int, calibrated: bool) -> str:
+    """How many published serving points stand behind a GPU's figures, flagged when few."""
+    counted = fmt.ngettext("%(num)s published point", "%(num)s published points", points) % {
+        "num": fmt.number(points)
+    }
+    if calibrated:
+        return counted
+    return fmt.gettext("little serving evidence (%(points)s)") % {"points": counted}
+
+
+def serving_notices(fmt: Formatter, serving: ServingPlan) -> list[str]:
+    """The error bands of the serving figures, and a warning when a GPU has little evidence."""
+    _ = fmt.gettext
+    notices = [
+        _(
+            "Output tokens/s (decoding at the full context) and the time to first token (one "
+            "prompt that fills the context) are estimates: ±%(band)s and ±%(ttft_band)s on "
+            "serving benchmarks held out by source."
+        )
+        % {
+            "band": fmt.percent(serving.error_band_pct / 100),
+            "ttft_band": fmt.percent(serving.ttft_band_pct / 100),
+        }
+    ]
+    if any(not v.calibrated for v in serving.per_gpu):
+        notices.append(
+            _(
+                "GPUs marked “little serving evidence” have fewer than %(min)s published "
+                "serving measurements behind them: their figures come from constants fitted on "
+                "other GPUs and may be further off than the band says."
+            )
+            % {"min": fmt.number(MIN_SERVING_POINTS)}
+        )
+    return notices
 
 
 def serving_rows(fmt: Formatter, serving: ServingPlan) -> list[ServingRow]:
@@ -423,6 +472,9 @@ def serving_rows(fmt: Formatter, serving: ServingPlan) -> list[ServingRow]:
                 usd_per_million=fmt.usd(v.usd_per_million_tokens)
                 if v.usd_per_million_tokens is not None
                 else _("unknown"),
+                ttft=ttft_text(fmt, v.ttft_s),
+                evidence=evidence_text(fmt, v.serving_points, v.calibrated),
+                calibrated=v.calibrated,
             )
         )
     return rows

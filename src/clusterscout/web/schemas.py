@@ -514,6 +514,17 @@ class ServingVerdictOut(_Out):
     )
     usd_per_million_tokens: float | None
     offer_id: str | None = Field(description="the offer whose price was used")
+    ttft_s: float | None = Field(
+        default=None,
+        description="time to first token of one prompt that fills the context, seconds",
+    )
+    serving_points: int = Field(
+        default=0, description="published serving measurements of this GPU the model was fitted on"
+    )
+    calibrated: bool = Field(
+        default=False,
+        description="false when fewer than 5 serving points stand behind this GPU's figures",
+    )
 
 
 class ServingOptionOut(_Out):
@@ -527,6 +538,12 @@ class ServingOptionOut(_Out):
     tokens_per_s: float
     usd_per_hour: float
     usd_per_million_tokens: float
+    ttft_s: float = Field(description="time to first token of one prompt that fills the context")
+    serving_points: int = Field(description="published serving measurements of this GPU")
+    calibrated: bool = Field(
+        description="false when fewer than 5 serving points stand behind this GPU's figures; "
+        "such options come after every calibrated one"
+    )
 
 
 class ServingOut(_Out):
@@ -540,9 +557,15 @@ class ServingOut(_Out):
     kv_cache_gib: float = Field(description="KV cache of all concurrent sequences")
     kv_bytes_per_token: float
     per_gpu: list[ServingVerdictOut]
-    options: list[ServingOptionOut] = Field(description="cheapest per million tokens first")
+    options: list[ServingOptionOut] = Field(
+        description="calibrated GPUs first, then cheapest per million tokens first"
+    )
     error_band_pct: float = Field(
-        description="p90 error of the decode roofline on held-out serving benchmarks, percent"
+        description="p90 error of decode tokens/s on serving benchmarks held out by source, %"
+    )
+    ttft_band_pct: float = Field(
+        default=0.0,
+        description="p90 error of time to first token on serving benchmarks held out by source",
     )
 
 
@@ -605,10 +628,14 @@ def _serving(sp: ServingPlan) -> ServingOut:
                 tokens_per_s=o.tokens_per_s,
                 usd_per_hour=o.usd_per_hour,
                 usd_per_million_tokens=o.usd_per_million_tokens,
+                ttft_s=o.ttft_s,
+                serving_points=o.serving_points,
+                calibrated=o.calibrated,
             )
             for o in sp.options
         ],
         error_band_pct=sp.error_band_pct,
+        ttft_band_pct=sp.ttft_band_pct,
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 from clusterscout.catalog.calibration import load_calibration
 from clusterscout.catalog.load import load_gpus
 from clusterscout.domain.errors import InputError
-from clusterscout.domain.models import FabricKind
+from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.inputs import JobKind, Precision
 from clusterscout.model.planner.plan import plan
@@ -102,10 +102,59 @@ def test_inference_offers_are_left_out_with_reasons(real: Calibration) -> None:
     )
     r = plan(request, [small, a100], GPUS, real)
     reasons = {e.offer.offer_id: e.reason for e in r.excluded}
+    # FP8 on an A100 runs weight-only (no FP8 units): it is sized like any other GPU, and a
+    # 405B model with 32 long sequences needs more than the offer's one node
     assert reasons == {
         "h100-eth": ExclusionReason.UNKNOWN_FABRIC,
-        "a100": ExclusionReason.NO_FP8_FIGURE,
+        "a100": ExclusionReason.UNKNOWN_FABRIC,
     }
+
+
+def test_an_offer_on_a_gpu_without_tflops_figures_is_left_out_with_the_reason(
+    real: Calibration,
+) -> None:
+    bare = GpuSpec("Bare-GPU", "x", 80.0, hbm_tbps=3.0, scale_up_gbs=900.0)
+    offer = PlanOffer("bare", "p", "Bare-GPU", 8, None, None, None, 1, 1.0, "on_demand")
+    request = PlanRequest(preset="8B", job=JobKind.INFERENCE, precision=Precision.BF16)
+    r = plan(request, [offer], [*GPUS, bare], real)
+    assert [(e.offer.offer_id, e.reason) for e in r.excluded] == [
+        ("bare", ExclusionReason.NO_BF16_FIGURE)
+    ]
+
+
+def test_fp8_on_a_gpu_without_fp8_units_is_weight_only_and_slower(real: Calibration) -> None:
+    request = PlanRequest(preset="8B", job=JobKind.INFERENCE, precision=Precision.FP8)
+    bf16 = PlanRequest(preset="8B", job=JobKind.INFERENCE, precision=Precision.BF16)
+    fp8_plan, bf16_plan = plan(request, [], GPUS, real).serving, plan(bf16, [], GPUS, real).serving
+    assert fp8_plan is not None and bf16_plan is not None
+    fp8 = {v.gpu: v.tokens_per_s or 0.0 for v in fp8_plan.per_gpu}
+    b16 = {v.gpu: v.tokens_per_s or 0.0 for v in bf16_plan.per_gpu}
+    a100 = "A100-SXM-80GB"
+    # half the bytes, but dequantised on the fly: faster than BF16, by less than 2x
+    assert b16[a100] < fp8[a100] < 2 * b16[a100]
+
+
+def test_serving_answers_carry_ttft_and_their_evidence(real: Calibration) -> None:
+    request = PlanRequest(preset="70B", job=JobKind.INFERENCE, precision=Precision.FP8)
+    mi300 = PlanOffer("mi", "p", "MI300X-192GB", 8, None, None, None, 1, 1.0, "on_demand")
+    r = plan(request, [_h200(9.0), mi300], GPUS, real)
+    assert r.serving is not None
+    by_gpu = {v.gpu: v for v in r.serving.per_gpu}
+    inference = real.inference
+    assert inference is not None
+    for v in by_gpu.values():
+        assert v.serving_points == inference.evidence.get(v.gpu, 0)
+        assert v.calibrated == (v.serving_points >= 5)
+    assert by_gpu[H200].calibrated and not by_gpu["MI300X-192GB"].calibrated
+    # time to first token of a context-filling prompt: longer on fewer, slower GPUs
+    assert by_gpu[H200].ttft_s and by_gpu["A100-SXM-80GB"].ttft_s
+    assert by_gpu[H200].ttft_s < by_gpu["A100-SXM-80GB"].ttft_s
+    # the cheaper MI300X offer still ranks after the evidenced H200 one
+    assert [o.offer.offer_id for o in r.serving.options] == ["h200", "mi"]
+    assert r.serving.options[0].usd_per_million_tokens > r.serving.options[1].usd_per_million_tokens
+    body = plan_json(r)["serving"]
+    assert body["options"][1]["calibrated"] is False
+    assert body["per_gpu"][0]["ttft_s"] is not None and body["ttft_band_pct"] > 0
 
 
 @pytest.mark.parametrize(
@@ -209,10 +258,7 @@ def test_serving_gpu_filter_and_limits(real: Calibration) -> None:
     r = plan(_serve(gpu="H200"), [_offer("h100")], GPUS, real)
     assert [v.gpu for v in r.per_gpu] == [H200]
     assert r.excluded == ()  # the H100 offer is not this GPU
-    for request, field in (
-        (_serve(gpu="A100-SXM-80GB"), "precision"),
-        (_serve(max_nodes=0), "max_nodes"),
-    ):
+    for request, field in ((_serve(max_nodes=0), "max_nodes"),):
         with pytest.raises(InputError) as info:
             plan(request, [], GPUS, real)
         assert info.value.field == field

@@ -84,9 +84,12 @@ class Assumption(StrEnum):
         "kept for activations and workspace."
     )
     SERVING_SPEED = (
-        "Tokens/s are rough: a decode roofline (memory bandwidth or math, whichever is "
-        "slower) with efficiencies fitted on published serving benchmarks; prefill, "
-        "scheduling and GPU-to-GPU communication are left out."
+        "Serving speed comes from a model fitted on published serving benchmarks: a decode "
+        "step reads the weights its tokens need (for a mixture-of-experts model only the "
+        "routed experts) and the KV cache, or does their math, whichever is slower, plus a "
+        "fixed time per layer and two tensor-parallel all-reduces per layer; INT4 weights are "
+        "dequantised on the fly. Time to first token is one prompt filling the context, "
+        "prefilled alone. Speculative decoding, scheduling and queueing are left out."
     )
     SERVING_LAYOUT = (
         "A replica uses tensor parallelism inside one node and pipeline stages across "

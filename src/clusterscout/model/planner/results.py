@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from clusterscout.domain.models import FabricKind
 from clusterscout.domain.units import GIB
@@ -129,13 +130,21 @@ class Exclusion:
     reason: ExclusionReason
 
 
+MIN_SERVING_POINTS: Final = 5
+"""Published serving points a GPU needs before its serving figures count as calibrated (the
+same threshold the issue sets for a GPU family's training figures)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServingVerdict:
     """Serving on one GPU model: the smallest replica that holds weights and KV cache, its
     decode speed, and what a target throughput needs.
 
     ``tp``/``pp`` are None when no replica fits within the node limit. Prices are the
-    cheapest priced offer of this GPU (None: no price known).
+    cheapest priced offer of this GPU (None: no price known). ``ttft_s`` is the time to the
+    first token of one prompt that fills the context; ``serving_points`` counts the published
+    serving measurements of this GPU the model was fitted on, and ``calibrated`` is False when
+    they are too few to vouch for its figures (``MIN_SERVING_POINTS``).
     """
 
     gpu: str
@@ -153,11 +162,17 @@ class ServingVerdict:
     usd_per_hour: float | None = None
     usd_per_million_tokens: float | None = None
     offer_id: str | None = None
+    ttft_s: float | None = None
+    serving_points: int = 0
+    calibrated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ServingOption:
-    """Serving on one offer: nodes, replicas, throughput and what it costs per hour."""
+    """Serving on one offer: nodes, replicas, throughput and what it costs per hour.
+
+    ``ttft_s``, ``serving_points`` and ``calibrated`` as for ``ServingVerdict``.
+    """
 
     offer: PlanOffer
     nodes: int
@@ -167,14 +182,17 @@ class ServingOption:
     tokens_per_s: float
     usd_per_hour: float
     usd_per_million_tokens: float
+    ttft_s: float = 0.0
+    serving_points: int = 0
+    calibrated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ServingPlan:
     """The inference answer: memory totals, per-GPU verdicts and per-offer options.
 
-    ``error_band_pct`` is the held-out p90 error of the decode roofline on published
-    serving benchmarks.
+    ``error_band_pct`` is the held-out p90 error of the serving model's decode figures on
+    published serving benchmarks, ``ttft_band_pct`` the same for time to first token.
     """
 
     precision: Precision
@@ -187,6 +205,7 @@ class ServingPlan:
     per_gpu: tuple[ServingVerdict, ...]
     options: tuple[ServingOption, ...]
     error_band_pct: float
+    ttft_band_pct: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

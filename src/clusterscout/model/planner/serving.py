@@ -1,9 +1,11 @@
-"""Inference sizing: the smallest replica per GPU model, decode speed, nodes for a target."""
+"""Inference sizing: the smallest replica per GPU model, decode speed, time to first token,
+nodes for a target, and how much serving evidence stands behind each GPU's figures."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from clusterscout.domain.errors import InputError
@@ -13,8 +15,10 @@ from clusterscout.model.calibration import Calibration, InferenceCalibration
 from clusterscout.model.inference import (
     ServingLayout,
     decode_step_s,
+    hardware_for,
     kv_bytes_per_token,
     peak_serving_tflops,
+    prefill_s,
     serving_memory,
     weight_bytes,
 )
@@ -30,6 +34,7 @@ from clusterscout.model.planner.request import (
     model_for,
 )
 from clusterscout.model.planner.results import (
+    MIN_SERVING_POINTS,
     Exclusion,
     GpuVerdict,
     MemoryArithmetic,
@@ -91,21 +96,39 @@ def _servable(gpu: GpuSpec, precision: Precision) -> bool:
     return gpu.hbm_tbps is not None and peak_serving_tflops(gpu, precision) is not None
 
 
+@dataclass(frozen=True, slots=True)
+class _Replica:
+    """One sized replica: its layout, decode tokens/s and time to first token (s)."""
+
+    layout: ServingLayout
+    tokens_per_s: float
+    ttft_s: float
+
+
 class _Sizing:
     """One request's fixed inputs, so each GPU model and offer is sized the same way."""
 
     def __init__(
-        self, request: PlanRequest, model: ModelShape, context: int, cal: InferenceCalibration
+        self,
+        request: PlanRequest,
+        model: ModelShape,
+        context: int,
+        calibration: Calibration,
+        cal: InferenceCalibration,
     ) -> None:
         self.request = request
         self.model = model
         self.context = context
         self.concurrency = int(_bounded("concurrency", request.concurrency, 1, MAX_CONCURRENCY))
+        self.calibration = calibration
         self.cal = cal
 
-    def replica(
-        self, gpu: GpuSpec, gpus_per_node: int, usable: float
-    ) -> tuple[ServingLayout, float] | None:
+    def evidence(self, gpu: GpuSpec) -> tuple[int, bool]:
+        """Serving points behind ``gpu`` and whether they are enough to call it calibrated."""
+        points = self.cal.evidence_for(gpu.name)
+        return points, points >= MIN_SERVING_POINTS
+
+    def replica(self, gpu: GpuSpec, gpus_per_node: int, usable: float) -> _Replica | None:
         layout = smallest_layout(
             self.model,
             self.request.precision,
@@ -118,16 +141,21 @@ class _Sizing:
         )
         if layout is None:
             return None
+        hardware = hardware_for(gpu, self.calibration)
         step = decode_step_s(
             self.model,
             self.request.precision,
-            gpu,
+            hardware,
             layout,
             self.concurrency,
             self.context,
             self.cal,
         )
-        return layout, self.concurrency / step
+        # Time to first token: one prompt that fills the context, prefilled alone.
+        ttft = prefill_s(
+            self.model, self.request.precision, hardware, layout, 1, self.context, self.cal
+        )
+        return _Replica(layout, self.concurrency / step, ttft)
 
     def replicas(self, tokens_per_s: float) -> int:
         target = self.request.target_tokens_per_s
@@ -142,10 +170,25 @@ def _verdict(
     sizing: _Sizing, gpu: GpuSpec, offers: Sequence[PlanOffer], usable: float
 ) -> ServingVerdict:
     found = sizing.replica(gpu, REFERENCE_NODE_GPUS, usable)
+    points, calibrated = sizing.evidence(gpu)
     if found is None:
-        none = None
-        return ServingVerdict(gpu.name, gpu.memory_gib, *([none] * 11))
-    layout, tps = found
+        return ServingVerdict(
+            gpu=gpu.name,
+            memory_gib=gpu.memory_gib,
+            tp=None,
+            pp=None,
+            gpus_per_replica=None,
+            nodes_per_replica=None,
+            weights_gib_per_gpu=None,
+            kv_cache_gib_per_gpu=None,
+            tokens_per_s_per_replica=None,
+            replicas=None,
+            nodes=None,
+            tokens_per_s=None,
+            serving_points=points,
+            calibrated=calibrated,
+        )
+    layout, tps = found.layout, found.tokens_per_s
     memory = serving_memory(
         sizing.model,
         sizing.request.precision,
@@ -178,6 +221,9 @@ def _verdict(
         usd_per_hour=per_hour,
         usd_per_million_tokens=_per_million(per_hour, tps * replicas) if per_hour else None,
         offer_id=cheapest.offer_id if cheapest else None,
+        ttft_s=found.ttft_s,
+        serving_points=points,
+        calibrated=calibrated,
     )
 
 
@@ -188,7 +234,7 @@ def _option(
     found = sizing.replica(gpu, per_node, usable)
     if found is None:
         return ExclusionReason.DOES_NOT_FIT
-    layout, tps = found
+    layout, tps = found.layout, found.tokens_per_s
     replicas = sizing.replicas(tps)
     nodes = math.ceil(replicas * layout.gpus / per_node)
     if nodes > 1 and (offer.fabric is None or offer.per_node_gbps is None):
@@ -200,6 +246,7 @@ def _option(
     if nodes > min(sizing.request.max_nodes, offer.max_nodes or sizing.request.max_nodes):
         return ExclusionReason.TOO_SMALL
     per_hour = (offer.usd_per_gpu_hour or 0.0) * nodes * per_node
+    points, calibrated = sizing.evidence(gpu)
     return ServingOption(
         offer=offer,
         nodes=nodes,
@@ -209,6 +256,9 @@ def _option(
         tokens_per_s=tps * replicas,
         usd_per_hour=per_hour,
         usd_per_million_tokens=_per_million(per_hour, tps * replicas),
+        ttft_s=found.ttft_s,
+        serving_points=points,
+        calibrated=calibrated,
     )
 
 
@@ -222,9 +272,12 @@ def plan_serving(
 
     Per GPU model (8-GPU nodes): the replica with the fewest GPUs that holds the weights and
     the KV cache of ``concurrency`` sequences of ``context`` tokens (TP inside a node, PP
-    across nodes), its decode tokens/s from the roofline, the replicas and nodes a target
-    tokens/s needs, and the cost per hour and per million output tokens at the cheapest
-    price of that GPU. Per offer: the same on its own node size, if its reach allows.
+    across nodes), its decode tokens/s at the full context and its time to first token for
+    a prompt that fills the context (``clusterscout.model.inference``), the replicas and nodes
+    a target tokens/s needs, and the cost per hour and per million output tokens at the
+    cheapest price of that GPU. Per offer: the same on its own node size, if its reach allows.
+    Each answer carries how many serving points stand behind its GPU; offers on GPUs with
+    fewer than ``MIN_SERVING_POINTS`` rank after every calibrated one (then by cost).
     Training inputs (tokens, steps, batch, deadline, budget) do not apply and are ignored.
 
     Raises:
@@ -243,7 +296,7 @@ def plan_serving(
         0 < request.target_tokens_per_s <= MAX_TARGET_TOKENS_PER_S
     ):
         raise InputError("target_tokens_per_s", "must be greater than 0")
-    sizing = _Sizing(request, model, context, cal)
+    sizing = _Sizing(request, model, context, calibration, cal)
     choice = choose_gpus(gpus, request.gpu, request.precision, _servable)
     index = choice.index
     usable = calibration.training.usable_memory_fraction
@@ -274,13 +327,13 @@ def plan_serving(
             excluded.append(Exclusion(offer, reason))
         else:
             options.append(reason)
-    options.sort(key=lambda o: (o.usd_per_million_tokens, o.offer.offer_id))
+    options.sort(key=lambda o: (not o.calibrated, o.usd_per_million_tokens, o.offer.offer_id))
     weights = weight_bytes(model, request.precision)
     per_token = kv_bytes_per_token(model, request.precision)
     kv = per_token * context * sizing.concurrency
     fitting = [v for v in verdicts if v.gpus_per_replica is not None]
-    holdout = cal.figures.get("holdout")
-    band = holdout.p90_abs_error_pct if holdout else calibration.error_band_pct
+    band = _band(cal, "holdout.decode", calibration.error_band_pct)
+    ttft_band = _band(cal, "holdout.ttft", band)
     return PlanResult(
         model=model,
         seq_len=context,
@@ -321,5 +374,13 @@ def plan_serving(
             per_gpu=verdicts,
             options=tuple(options),
             error_band_pct=band,
+            ttft_band_pct=ttft_band,
         ),
     )
+
+
+def _band(cal: InferenceCalibration, key: str, fallback: float) -> float:
+    """Held-out p90 error of one part of the serving figures (``holdout.decode`` or
+    ``holdout.ttft``), else of all serving points, else ``fallback``."""
+    held = cal.figures.get(key) or cal.figures.get("holdout")
+    return held.p90_abs_error_pct if held is not None else fallback
