@@ -289,9 +289,9 @@ SOURCES = {
     ),
     "training": (
         "fp8_speedup fitted on the FP8/BF16 pairs (DGXC, NeMo tables); gemm_width_half, "
-        "gemm_tokens_half, hidden_half, roofline_exponent and attention_efficiency on all "
-        "training points (roofline_exponent on the families' ratios within llm-foundry's A100 "
-        "and H100 tables); unfused_attention_bytes on the points whose stack materialised the "
+        "gemm_tokens_half, hidden_half and attention_efficiency on all training points; "
+        "roofline_exponent: {roof}; unfused_attention_bytes on the points whose stack "
+        "materialised the "
         "attention scores (Megatron-LM 2021-2022, MT-NLG, BigScience); straggler_sigma on the "
         "weak-scaling series (ratios to each series' smallest run); cp_overlap: {cpov}; "
         "dp_bucket_mb: {bucket}; usable_memory_fraction: {mem}"
@@ -797,6 +797,7 @@ def render(
             cpov=why["training.cp_overlap"],
             bucket=why["training.dp_bucket_mb"],
             mem=why["training.usable_memory_fraction"],
+            roof=why["training.roofline_exponent"],
         )
         for key, s in SOURCES.items()
     }
