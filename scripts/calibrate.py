@@ -10,23 +10,27 @@ Usage::
 What it does:
 1. Reads the ``points`` of data/measurements.json and the GPUs of data/gpus.toml and expresses
    every point it can (``clusterscout.model.checkmodel.express``).
-2. Fits the constants of ``FITTED`` inside their bounds with ``scipy.optimize.least_squares``
+2. Fits the constants of ``FITTED``, and the level of every GPU family (``families.py``)
+   that has points, inside their bounds with ``scipy.optimize.least_squares``
    (robust ``soft_l1`` loss on log errors). Each point is weighted ``1/sqrt(n)`` where ``n`` is
    the number of fitted points of its source group, so a source with many rows (llm-foundry,
    NVIDIA's DGXC tables) counts like a few points, not like dozens. On top of the absolute
    errors, every scaling series adds the error of each point's ratio to the series' smallest
    run: these ratios carry the losses that grow with scale and cancel what the series shares
    (its software vintage). A weak pull towards each constant's start value (its physical
-   prior) keeps constants without data where physics puts them.
+   prior) keeps constants without data where physics puts them, and a pull of each family's
+   level towards its prior (a measured ratio to a sibling family, ``families.py``) keeps a
+   family with few points near that ratio; a family without points takes its prior.
    Points marked ``exclude_from_fit`` and the source groups of ``TEST_SOURCES`` are never
    fitted. Constants in ``FIXED`` are not fitted; each says where its value comes from.
 3. Measures the error on data the fit has not seen: the fitted source groups are dealt into
    ``HOLDOUT_FOLDS`` folds (whole groups, so the rows of one table never straddle the split)
    and each fold is predicted by constants refitted on the others. The ``TEST_SOURCES`` groups
    are predicted by the final constants, which never saw them.
-4. Writes data/calibration.toml with a ``sources`` note per group and the error figures
-   (in-sample, held out, test; each overall and per stack, with the signed bias), re-reads it
-   with the project's loader and prints the per-point table.
+4. Writes data/calibration.toml with a ``sources`` note per group, each family's level, its
+   points and whether it is calibrated (at least ``MIN_FAMILY_POINTS`` fitted points), and
+   the error figures (in-sample, held out, test; each overall, per stack and per family, with
+   the signed bias), re-reads it with the project's loader and prints the per-point table.
 
 Only data/measurements.json is used as evidence. The fit is deterministic.
 """
@@ -52,13 +56,14 @@ sys.path.insert(0, str(ROOT / "src"))
 from clusterscout.catalog.calibration import load_calibration, parse_calibration  # noqa: E402
 from clusterscout.domain.models import FabricKind, GpuSpec  # noqa: E402
 from clusterscout.model.calibration import (  # noqa: E402
+    MIN_FAMILY_POINTS,
     Calibration,
     ErrorFigures,
     FabricCalibration,
+    FamilyCalibration,
     IntraNodeCalibration,
     StackCalibration,
     TrainingCalibration,
-    UtilisationCurve,
 )
 from clusterscout.model.checkmodel import (  # noqa: E402
     CheckReport,
@@ -67,6 +72,7 @@ from clusterscout.model.checkmodel import (  # noqa: E402
     UnexpressibleError,
     check,
     express,
+    figures_by_family,
     figures_by_stack,
     predict,
     result_for,
@@ -84,6 +90,8 @@ from clusterscout.model.inputs import (  # noqa: E402
 
 DATA = ROOT / "data"
 
+from families import DEFAULT_PRIOR, FAMILIES, REFERENCE, family_of, prior_levels  # noqa: E402
+
 # name: (start, low, high). Latencies in microseconds. The start is the physical prior.
 FITTED: dict[str, tuple[float, float, float]] = {
     "intra.ring_efficiency": (0.8, 0.5, 1.0),
@@ -99,23 +107,30 @@ FITTED: dict[str, tuple[float, float, float]] = {
     "efa.ramp_latency_us": (450.0, 50.0, 2000.0),
     "tcpxo.bus_efficiency": (0.85, 0.5, 1.0),
     "tcpxo.latency_us": (120.0, 30.0, 400.0),
-    "util.a100.u_max": (0.6, 0.3, 1.0),
-    "util.hopper.u_max": (0.6, 0.3, 1.0),
-    "util.blackwell.u_max": (0.5, 0.2, 1.0),
-    "stack.pytorch.a100": (1.0, 0.4, 1.3),
-    "stack.pytorch.hopper": (1.0, 0.4, 1.3),
-    "stack.deepspeed.ratio": (1.0, 0.4, 1.3),
+    "stack.pytorch.level": (1.0, 0.4, 1.3),
+    "stack.deepspeed.level": (1.0, 0.4, 1.3),
     "stack.megatron.dp_overlap": (0.9, 0.3, 1.0),
     "stack.pytorch.dp_overlap": (0.8, 0.3, 1.0),
     "stack.deepspeed.dp_overlap": (0.7, 0.3, 1.0),
+    "stack.megatron.tp_overlap": (0.5, 0.0, 0.95),
+    "stack.pytorch.tp_overlap": (0.2, 0.0, 0.95),
+    "stack.deepspeed.tp_overlap": (0.0, 0.0, 0.95),
     "stack.overlap_slowdown": (0.1, 0.0, 1.0),
     "training.gemm_width_half": (100.0, 0.0, 2000.0),
     "training.gemm_tokens_half": (200.0, 0.0, 4000.0),
-    "training.hidden_half": (500.0, 0.0, 8000.0),
+    "training.hidden_half": (300.0, 50.0, 1000.0),
+    "training.attention_efficiency": (0.8, 0.3, 1.0),
+    "training.unfused_attention_bytes": (32.0, 0.0, 200.0),
     "training.fp8_speedup": (1.4, 1.0, 2.0),
-    "training.tp_overlap": (0.3, 0.0, 0.95),
     "training.straggler_sigma": (0.005, 0.0, 0.05),
 }
+"""Global constants: name -> (start, low, high). Each family with points adds
+``level.<family>`` (``LEVEL_RANGE``)."""
+
+LEVEL_RANGE = (0.6, 0.2, 1.0)
+"""Start and bounds of a family's level (``u_max`` under Megatron)."""
+ATTENTION_RANGE = (0.8, 0.2, 1.0)
+"""Start and bounds of a family's attention efficiency (never faster than its GEMMs)."""
 
 FIXED: dict[str, tuple[float, str]] = {
     "ib.latency_us": (
@@ -159,6 +174,13 @@ FIXED: dict[str, tuple[float, str]] = {
         0.9,
         "assumption: CUDA context, NCCL buffers and allocator fragmentation take ~10%",
     ),
+    "training.roofline_exponent": (
+        1.0,
+        "the roofline (Williams et al. 2009): memory-bound work costs bytes, GEMMs cost FLOPs, "
+        "so their time ratio follows the GPU's FLOPs per byte; fitted freely it moved between "
+        "0.8 and 1.5 from one run to the next with the same error (the levels absorb it), so "
+        "it is held at the physical value",
+    ),
 }
 
 NVLS_GPUS = (
@@ -169,9 +191,6 @@ NVLS_GPUS = (
     "GB200-186GB",
     "GB300-288GB",
 )
-A100_GPUS = ("A100-SXM-80GB", "A100-SXM-40GB")
-HOPPER_GPUS = ("H100-SXM-80GB", "H200-SXM-141GB")
-BLACKWELL_GPUS = ("B200-SXM-180GB", "B300-SXM-288GB", "GB200-186GB", "GB300-288GB")
 
 TEST_SOURCES: tuple[str, ...] = (
     "github.com/NVIDIA-NeMo/Megatron-Bridge",
@@ -191,20 +210,26 @@ HOLDOUT_FOLDS = 0
 PRIOR_WEIGHT = 0.02
 """Weight of the pull of each fitted constant towards its start, per unit of its range."""
 
-POOLS: tuple[tuple[str, str | float, float], ...] = (
-    ("util.a100.u_max", "util.hopper.u_max", 0.5),
-    ("util.blackwell.u_max", "util.hopper.u_max", 0.5),
-    ("stack.pytorch.a100", 1.0, 0.1),
-    ("stack.pytorch.hopper", 1.0, 0.1),
-    ("stack.deepspeed.ratio", 1.0, 0.1),
+POOLS: tuple[tuple[str, float, float], ...] = (
+    ("stack.pytorch.level", 1.0, 0.1),
+    ("stack.deepspeed.level", 1.0, 0.1),
 )
-"""Partial pooling: a weak pull (weight per unit of log ratio) of each GPU family's level
-towards the Hopper level, and of each stack's ratio to Megatron towards parity. A family or
-stack with data of its own keeps its own level; one whose only source is held out falls back
-to its sibling (or to 'stacks are alike') instead of to an arbitrary start."""
+"""Partial pooling: a weak pull (weight per unit of log ratio) of each stack's level towards
+parity with Megatron: a stack with data of its own keeps its own level, one whose only source
+is held out falls back to 'stacks are alike' instead of to an arbitrary start."""
+
+FAMILY_POOL = 0.5
+"""Weight (per unit of log ratio) of the pull of a family's level towards its prior, the
+measured ratio to its sibling's level (``families.py``): a family with many points keeps its
+own level, one with few stays near the ratio, one whose only source is held out takes it."""
 
 SERIES_WEIGHT = 1.0
 """Weight of a series' ratio errors relative to the absolute errors of its points."""
+
+RATIO_WEIGHT = 3.0
+"""Weight of a published cross-GPU ratio's error (the two points' speed errors apart),
+relative to the absolute error of its first point. A same-code pair cancels what the two runs
+share (code, model, software vintage) and leaves the ratio of the two families' levels."""
 
 SERIES: tuple[tuple[str, str, float, float], ...] = (
     # (point whose notes quote it, GPU, message bytes, busbw GB/s) — intra-node H100, NVLS.
@@ -248,38 +273,27 @@ SOURCES = {
     "ethernet": (
         "bus_efficiency: {eth}; busbw_cap_gbs: {cap}; latency and ramp as TCPXO; overlap: {tcpov}"
     ),
-    "utilisation.A100": (
-        "fitted on the A100 training points (megatron2021-*, korthikanti-tab5-*, mtnlg-*, "
-        "llm-foundry A100 tables, BigScience trials), Megatron-class level"
-    ),
-    "utilisation.Hopper": (
-        "fitted on the H100/H200 training points (NVIDIA DGXC and NeMo tables, llm-foundry "
-        "H100 rows, torchtitan benchmarks, Llama 3 Table 4); H200 shares the H100's SMs and "
-        "clocks"
-    ),
-    "utilisation.Blackwell": (
-        "fitted on the B200 training points (Together AI's DGXC runs); GB200/B300 share it"
-    ),
-    "utilisation.default": (
-        "no training point for other GPUs in measurements.json: the Hopper level is borrowed "
-        "(optimistic for GPUs whose software is less tuned)"
-    ),
     "stacks.megatron": (
-        "dp_overlap and the shared overlap_slowdown fitted on the Megatron/NeMo points (NVIDIA "
-        "DGXC, NeMo, Megatron-LM papers, Together AI)"
+        "the reference stack (level 1); dp_overlap, tp_overlap and the shared "
+        "overlap_slowdown fitted on the Megatron/NeMo points (NVIDIA DGXC, NeMo, Megatron-LM "
+        "papers, Together AI)"
     ),
     "stacks.pytorch": (
-        "fitted on the PyTorch FSDP points (llm-foundry/Composer A100 and H100 tables, the "
-        "torchtitan benchmarks on 500 W H100s); overlap_slowdown shared by all stacks"
+        "level (a factor on every family's level), dp_overlap and tp_overlap fitted on the "
+        "PyTorch FSDP points (llm-foundry/Composer A100 and H100 tables, the torchtitan "
+        "benchmarks on 500 W H100s, IBM FMS); overlap_slowdown shared by all stacks"
     ),
     "stacks.deepspeed": (
-        "fitted on the DeepSpeed points (BigScience tr11 trials, MT-NLG); overlap_slowdown "
-        "shared by all stacks"
+        "level, dp_overlap and tp_overlap fitted on the DeepSpeed points (BigScience tr11 "
+        "trials, MT-NLG); overlap_slowdown shared by all stacks"
     ),
     "training": (
-        "fp8_speedup fitted on the FP8/BF16 pairs (DGXC, NeMo tables); tp_overlap on all TP "
-        "points; gemm_width_half and gemm_tokens_half on all training points; straggler_sigma "
-        "on the weak-scaling series (ratios to each series' smallest run); cp_overlap: {cpov}; "
+        "fp8_speedup fitted on the FP8/BF16 pairs (DGXC, NeMo tables); gemm_width_half, "
+        "gemm_tokens_half, hidden_half and attention_efficiency on all training points; "
+        "roofline_exponent: {roof}; unfused_attention_bytes on the points whose stack "
+        "materialised the "
+        "attention scores (Megatron-LM 2021-2022, MT-NLG, BigScience); straggler_sigma on the "
+        "weak-scaling series (ratios to each series' smallest run); cp_overlap: {cpov}; "
         "dp_bucket_mb: {bucket}; usable_memory_fraction: {mem}"
     ),
     "check": (
@@ -307,6 +321,7 @@ def load_gpus() -> tuple[GpuSpec, ...]:
             aliases=tuple(g.get("aliases", ())),
             bf16_dense_tflops=g.get("bf16_dense_tflops"),
             fp8_dense_tflops=g.get("fp8_dense_tflops"),
+            hbm_tbps=g.get("hbm_tbps"),
             scale_up_gbs=g.get("scale_up_gbs"),
         )
         for g in raw["gpus"]
@@ -318,6 +333,13 @@ def load_points() -> list[dict[str, Any]]:
     data = json.loads((DATA / "measurements.json").read_text(encoding="utf-8"))
     points: list[dict[str, Any]] = data["points"]
     return points
+
+
+def load_ratios() -> list[dict[str, Any]]:
+    """The published same-benchmark cross-GPU ratios (pairs of point ids)."""
+    data = json.loads((DATA / "measurements.json").read_text(encoding="utf-8"))
+    ratios: list[dict[str, Any]] = data.get("ratios", [])
+    return ratios
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,24 +385,66 @@ def fittable(item: Item) -> bool:
 # --- calibration from a parameter vector -------------------------------------------------
 
 
-def curve_of(v: Mapping[str, float], family: str) -> UtilisationCurve:
-    """``u_max`` per stack for one GPU family.
+def family_name(item: Item) -> str:
+    """The family of an item's GPU (``default`` for a GPU of no family)."""
+    fam = family_of(item.expressed.gpu.name)
+    return fam.name if fam else DEFAULT_PRIOR.name
 
-    Megatron has its own level per family; PyTorch FSDP is a fitted ratio to it on A100 and on
-    Hopper (Blackwell, without PyTorch points, takes the Hopper ratio); DeepSpeed one ratio
-    on every family (its points are all A100).
-    """
-    meg = v[f"util.{family}.u_max"]
-    pytorch = v["stack.pytorch.a100"] if family == "a100" else v["stack.pytorch.hopper"]
-    return UtilisationCurve(
-        megatron=meg,
-        pytorch=min(1.0, meg * pytorch),
-        deepspeed=min(1.0, meg * v["stack.deepspeed.ratio"]),
+
+def levels_of(v: Mapping[str, float]) -> dict[str, float]:
+    """Every family's level: the fitted one when ``v`` has it, else its prior."""
+    fitted = {k.removeprefix("level."): val for k, val in v.items() if k.startswith("level.")}
+    return prior_levels(fitted) | fitted
+
+
+def families_of(
+    v: Mapping[str, float], counts: Mapping[str, tuple[int, int]] | None = None
+) -> dict[str, FamilyCalibration]:
+    """The family tables: level, calibration state and evidence (``counts``: points, groups)."""
+    levels = levels_of(v)
+    counts = counts or {}
+    out = {}
+    attention = {
+        k.removeprefix("attention."): val for k, val in v.items() if k.startswith("attention.")
+    }
+    for fam in (*FAMILIES, DEFAULT_PRIOR):
+        points, groups = counts.get(fam.name, (0, 0))
+        calibrated = fam is not DEFAULT_PRIOR and points >= MIN_FAMILY_POINTS
+        out[fam.name] = FamilyCalibration(
+            name=fam.name,
+            gpus=fam.gpus,
+            level=min(1.0, levels[fam.name]),
+            calibrated=calibrated,
+            points=points,
+            source_groups=groups,
+            attention_efficiency=attention.get(fam.name),
+            sources=family_sources(fam.name, points, groups, calibrated),
+        )
+    return out
+
+
+def family_sources(name: str, points: int, groups: int, calibrated: bool) -> str:
+    """The ``sources`` note of one family table."""
+    fam = next(f for f in (*FAMILIES, DEFAULT_PRIOR) if f.name == name)
+    prior = (
+        f"prior: {fam.ratio:.3g} x the {fam.sibling} level ({fam.why})"
+        if fam.sibling
+        else f"reference family: {fam.why}"
     )
+    if calibrated:
+        return f"fitted on {points} dense training points from {groups} source groups; {prior}"
+    if points:
+        return (
+            f"not calibrated: {points} fitted point(s) from {groups} source group(s), fewer "
+            f"than {MIN_FAMILY_POINTS}, pulled towards the {prior}"
+        )
+    return f"not calibrated: no fitted point; {prior}"
 
 
-def build(v: Mapping[str, float]) -> Calibration:
-    """A Calibration from fitted values ``v`` and ``FIXED``."""
+def build(
+    v: Mapping[str, float], counts: Mapping[str, tuple[int, int]] | None = None
+) -> Calibration:
+    """A Calibration from fitted values ``v`` and ``FIXED`` (``counts``: see ``families_of``)."""
     f = {k: val for k, (val, _) in FIXED.items()}
 
     def fab(
@@ -390,9 +454,7 @@ def build(v: Mapping[str, float]) -> Calibration:
 
     rdma, tcp = f["rdma.overlap"], f["tcp.overlap"]
     tcpxo_lat, efa_ramp = v["tcpxo.latency_us"], v["efa.ramp_latency_us"]
-    curves = {name: curve_of(v, "a100") for name in A100_GPUS}
-    curves |= {name: curve_of(v, "hopper") for name in HOPPER_GPUS}
-    curves |= {name: curve_of(v, "blackwell") for name in BLACKWELL_GPUS}
+    families = families_of(v, counts)
     slowdown = v["stack.overlap_slowdown"]
     return Calibration(
         fabrics={
@@ -421,21 +483,28 @@ def build(v: Mapping[str, float]) -> Calibration:
             latency_s=v["intra.latency_us"] * 1e-6,
             ramp_latency_s=v["intra.ramp_latency_us"] * 1e-6,
         ),
-        utilisation=curves,
-        default_utilisation=curve_of(v, "hopper"),
+        families={k: fam for k, fam in families.items() if k != DEFAULT_PRIOR.name},
+        default_family=families[DEFAULT_PRIOR.name],
         training=TrainingCalibration(
             fp8_speedup=v["training.fp8_speedup"],
-            tp_overlap=v["training.tp_overlap"],
             cp_overlap=f["training.cp_overlap"],
             dp_bucket_bytes=f["training.dp_bucket_mb"] * 1e6,
             usable_memory_fraction=f["training.usable_memory_fraction"],
             gemm_width_half=v["training.gemm_width_half"],
             gemm_tokens_half=v["training.gemm_tokens_half"],
             hidden_half=v["training.hidden_half"],
+            roofline_exponent=f["training.roofline_exponent"],
+            attention_efficiency=v["training.attention_efficiency"],
+            unfused_attention_bytes=v["training.unfused_attention_bytes"],
             straggler_sigma=v["training.straggler_sigma"],
         ),
         stacks={
-            stack: StackCalibration(v[f"stack.{stack.value}.dp_overlap"], slowdown)
+            stack: StackCalibration(
+                dp_overlap=v[f"stack.{stack.value}.dp_overlap"],
+                overlap_slowdown=slowdown,
+                level=v.get(f"stack.{stack.value}.level", 1.0),
+                tp_overlap=v[f"stack.{stack.value}.tp_overlap"],
+            )
             for stack in Stack
         },
         ll_bandwidth_fraction=v["protocol.ll_bandwidth_fraction"],
@@ -447,15 +516,32 @@ def build(v: Mapping[str, float]) -> Calibration:
 
 # --- objective -----------------------------------------------------------------------------
 
-NAMES = tuple(FITTED)
-START = np.array([FITTED[k][0] for k in NAMES])
-LOW = np.array([FITTED[k][1] for k in NAMES])
-HIGH = np.array([FITTED[k][2] for k in NAMES])
 
+@dataclass(frozen=True, slots=True)
+class Space:
+    """The constants one fit moves: ``FITTED`` plus the level of each family with points."""
 
-def values(x: Sequence[float]) -> dict[str, float]:
-    """Parameter vector to named values."""
-    return dict(zip(NAMES, (float(a) for a in x), strict=True))
+    names: tuple[str, ...]
+    start: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+    @classmethod
+    def of(cls, families: Sequence[str]) -> Space:
+        """``FITTED`` and ``level.<family>`` for each of ``families``."""
+        table = dict(FITTED) | {f"level.{name}": LEVEL_RANGE for name in sorted(families)}
+        table |= {f"attention.{name}": ATTENTION_RANGE for name in sorted(families)}
+        names = tuple(table)
+        return cls(
+            names,
+            np.array([table[k][0] for k in names]),
+            np.array([table[k][1] for k in names]),
+            np.array([table[k][2] for k in names]),
+        )
+
+    def values(self, x: Sequence[float]) -> dict[str, float]:
+        """Parameter vector to named values."""
+        return dict(zip(self.names, (float(a) for a in x), strict=True))
 
 
 def _series_busbw(cal: Calibration, gpus: tuple[GpuSpec, ...]) -> list[float]:
@@ -472,16 +558,22 @@ def _series_busbw(cal: Calibration, gpus: tuple[GpuSpec, ...]) -> list[float]:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """The items one fit uses, with their weights and scaling series."""
+    """The items one fit uses, with their weights, scaling series and constants."""
 
     items: tuple[Item, ...]
     weights: np.ndarray
     series: tuple[tuple[int, tuple[int, ...], float], ...]
     """(index of the series' smallest run, indices of the others, weight of each ratio)."""
+    space: Space
+    pairs: tuple[tuple[int, int, float], ...] = ()
+    """Published cross-GPU ratios: (index of point a, index of point b, weight)."""
+    speed_sign: np.ndarray | None = None
+    """+1 for points whose metric is a speed, -1 for times (log errors as speed errors)."""
 
 
-def problem(items: Sequence[Item]) -> Problem:
-    """Weights ``1/sqrt(n_group)`` and the scaling series of ``items``."""
+def problem(items: Sequence[Item], ratios: Sequence[Mapping[str, Any]] = ()) -> Problem:
+    """Weights ``1/sqrt(n_group)``, the scaling series, the cross-GPU ratios whose two points
+    are both in ``items``, and the constants of ``items``."""
     counts: dict[str, int] = {}
     for it in items:
         counts[it.group] = counts.get(it.group, 0) + 1
@@ -499,7 +591,19 @@ def problem(items: Sequence[Item]) -> Problem:
         base, rest = idx[0], tuple(idx[1:])
         # the series shares its group's weight with the absolute errors
         series.append((base, rest, SERIES_WEIGHT * float(weights[base])))
-    return Problem(tuple(items), weights, tuple(series))
+    families = {family_name(it) for it in items if it.expressed.stack is not None}
+    families.discard(DEFAULT_PRIOR.name)
+    index = {it.point["id"]: i for i, it in enumerate(items)}
+    pairs = tuple(
+        (index[r["a"]], index[r["b"]], RATIO_WEIGHT * float(weights[index[r["a"]]]))
+        for r in ratios
+        if r.get("a") in index and r.get("b") in index
+    )
+    sign = np.array(
+        [-1.0 if it.expressed.output_key in ("step_time_s", "time_s") else 1.0 for it in items]
+    )
+    space = Space.of(sorted(families | {REFERENCE}))
+    return Problem(tuple(items), weights, tuple(series), space, pairs, sign)
 
 
 def predictions(items: Sequence[Item], cal: Calibration) -> np.ndarray:
@@ -508,42 +612,80 @@ def predictions(items: Sequence[Item], cal: Calibration) -> np.ndarray:
 
 
 def residuals(x: np.ndarray, prob: Problem, gpus: tuple[GpuSpec, ...]) -> np.ndarray:
-    """Weighted log errors, series ratio errors, notes series and priors."""
-    cal = build(values(x))
+    """Weighted log errors, series ratio errors, notes series, priors and pools."""
+    space = prob.space
+    named = space.values(x)
+    cal = build(named)
     pred = predictions(prob.items, cal)
     meas = np.array([it.measured for it in prob.items])
     logs = np.log(pred / meas)
     parts = [prob.weights * logs]
     ratios = [w * (logs[i] - logs[base]) for base, rest, w in prob.series for i in rest]
     parts.append(np.array(ratios))
+    if prob.speed_sign is not None:
+        speed = prob.speed_sign * logs
+        parts.append(np.array([w * (speed[a] - speed[b]) for a, b, w in prob.pairs]))
     parts.append(np.array(_series_busbw(cal, gpus)))
-    parts.append(PRIOR_WEIGHT * (x - START) / (HIGH - LOW))
-    named = values(x)
+    parts.append(PRIOR_WEIGHT * (x - space.start) / (space.high - space.low))
+    parts.append(np.array([w * math.log(named[a] / b) for a, b, w in POOLS]))
+    # each fitted family is pulled towards its prior: the measured ratio to its sibling
+    fitted = {k.removeprefix("level."): val for k, val in named.items() if k.startswith("level.")}
+    priors = prior_levels(fitted)
     parts.append(
         np.array(
-            [w * math.log(named[a] / (named[b] if isinstance(b, str) else b)) for a, b, w in POOLS]
+            [
+                FAMILY_POOL * math.log(level / priors[name])
+                for name, level in fitted.items()
+                if name != REFERENCE
+            ]
+        )
+    )
+    # and its attention efficiency towards the shared one
+    shared = named["training.attention_efficiency"]
+    parts.append(
+        np.array(
+            [
+                FAMILY_POOL * math.log(val / shared)
+                for key, val in named.items()
+                if key.startswith("attention.")
+            ]
         )
     )
     return np.concatenate(parts)
 
 
 def fit(items: Sequence[Item], gpus: tuple[GpuSpec, ...], quiet: bool = False) -> dict[str, float]:
-    """Least-squares fit of ``FITTED`` on the fittable ``items``."""
-    prob = problem([it for it in items if fittable(it)])
+    """Least-squares fit of ``FITTED`` and the families' levels on the fittable ``items`` (and
+    the published cross-GPU ratios between them)."""
+    prob = problem([it for it in items if fittable(it)], load_ratios())
+    space = prob.space
     result = least_squares(
         residuals,
-        START,
-        bounds=(LOW, HIGH),
+        space.start,
+        bounds=(space.low, space.high),
         args=(prob, gpus),
         loss="soft_l1",
         f_scale=0.1,
-        x_scale=HIGH - LOW,
+        x_scale=space.high - space.low,
         diff_step=1e-4,
         max_nfev=400,
     )
     if not quiet:
         print(f"fit on {len(prob.items)} points: cost {result.cost:.4f}, {result.nfev} evaluations")
-    return values(result.x)
+    return space.values(result.x)
+
+
+def family_counts(items: Sequence[Item]) -> dict[str, tuple[int, int]]:
+    """Fitted dense training points and source groups per family."""
+    points: dict[str, int] = {}
+    groups: dict[str, set[str]] = {}
+    for it in items:
+        if not fittable(it) or it.expressed.stack is None:
+            continue
+        name = family_name(it)
+        points[name] = points.get(name, 0) + 1
+        groups.setdefault(name, set()).add(it.group)
+    return {name: (n, len(groups[name])) for name, n in points.items()}
 
 
 # --- held-out error --------------------------------------------------------------------------
@@ -599,21 +741,47 @@ def _r(x: float) -> str:
     return f"{x:.4g}"
 
 
-def figure_table(name: str, rows: Sequence[PointResult]) -> dict[str, ErrorFigures]:
-    """``name`` overall and ``name.<stack>`` per stack."""
+def figure_table(
+    name: str, rows: Sequence[PointResult], cal: Calibration
+) -> dict[str, ErrorFigures]:
+    """``name`` overall, ``name.<stack>`` per stack and ``name.family.<family>`` per family
+    (training points only)."""
     out = {name: summarise(rows)} if rows else {}
     for stack, fig in figures_by_stack(rows).items():
         out[f"{name}.{stack}"] = fig
+    for family, fig in figures_by_family(rows, cal).items():
+        out[f"{name}.family.{family}"] = fig
     return out
+
+
+def family_lines(fam: FamilyCalibration) -> list[str]:
+    """The table of one family."""
+    attention = (
+        [f"attention_efficiency = {_r(fam.attention_efficiency)}"]
+        if fam.attention_efficiency is not None
+        else []
+    )
+    return [
+        "",
+        f'[families."{fam.name}"]',
+        f"gpus = {json.dumps(list(fam.gpus))}",
+        f"level = {_r(fam.level)}",
+        *attention,
+        f"calibrated = {'true' if fam.calibrated else 'false'}",
+        f"points = {fam.points}",
+        f"source_groups = {fam.source_groups}",
+        f"sources = {json.dumps(fam.sources)}",
+    ]
 
 
 def render(
     v: Mapping[str, float],
+    cal: Calibration,
     report: CheckReport,
     figures: Mapping[str, ErrorFigures],
     k: int,
 ) -> str:
-    """The TOML text of data/calibration.toml."""
+    """The TOML text of data/calibration.toml, without the tables other scripts write."""
     f = {k: val for k, (val, _) in FIXED.items()}
     why = {k: why for k, (_, why) in FIXED.items()}
     src = {
@@ -629,13 +797,14 @@ def render(
             cpov=why["training.cp_overlap"],
             bucket=why["training.dp_bucket_mb"],
             mem=why["training.usable_memory_fraction"],
+            roof=why["training.roofline_exponent"],
         )
         for key, s in SOURCES.items()
     }
     lines = [
         "# Model calibration constants. Written by scripts/calibrate.py from",
         "# data/measurements.json; do not edit by hand (re-run the script). See docs/model.md.",
-        "schema_version = 2",
+        "schema_version = 3",
         'note = "Measurement ids refer to data/measurements.json."',
         "",
         "[protocol]",
@@ -687,33 +856,19 @@ def render(
         f["ethernet.busbw_cap_gbs"],
     )
 
-    def curve(name: str, family: str, source: str) -> None:
-        c = curve_of(v, family)
-        lines.extend(
-            [
-                "",
-                f'[utilisation."{name}"]',
-                f"megatron = {_r(c.megatron)}",
-                f"pytorch = {_r(c.pytorch)}",
-                f"deepspeed = {_r(c.deepspeed)}",
-                f"sources = {json.dumps(source)}",
-            ]
-        )
-
-    curve("default", "hopper", src["utilisation.default"])
-    for name in A100_GPUS:
-        curve(name, "a100", src["utilisation.A100"])
-    for name in HOPPER_GPUS:
-        curve(name, "hopper", src["utilisation.Hopper"])
-    for name in BLACKWELL_GPUS:
-        curve(name, "blackwell", src["utilisation.Blackwell"])
+    for fam in cal.families.values():
+        lines.extend(family_lines(fam))
+    lines.extend(family_lines(cal.default_family))
     for stack in Stack:
+        st = cal.stack(stack)
         lines.extend(
             [
                 "",
                 f"[stacks.{stack.value}]",
-                f"dp_overlap = {_r(v[f'stack.{stack.value}.dp_overlap'])}",
-                f"overlap_slowdown = {_r(v['stack.overlap_slowdown'])}",
+                f"level = {_r(st.level)}",
+                f"dp_overlap = {_r(st.dp_overlap)}",
+                f"tp_overlap = {_r(st.tp_overlap)}",
+                f"overlap_slowdown = {_r(st.overlap_slowdown)}",
                 f"sources = {json.dumps(src[f'stacks.{stack.value}'])}",
             ]
         )
@@ -723,13 +878,15 @@ def render(
             "",
             "[training]",
             f"fp8_speedup = {_r(v['training.fp8_speedup'])}",
-            f"tp_overlap = {_r(v['training.tp_overlap'])}",
             f"cp_overlap = {_r(f['training.cp_overlap'])}",
             f"dp_bucket_mb = {_r(f['training.dp_bucket_mb'])}",
             f"usable_memory_fraction = {_r(f['training.usable_memory_fraction'])}",
             f"gemm_width_half = {_r(v['training.gemm_width_half'])}",
             f"gemm_tokens_half = {_r(v['training.gemm_tokens_half'])}",
             f"hidden_half = {_r(v['training.hidden_half'])}",
+            f"roofline_exponent = {_r(f['training.roofline_exponent'])}",
+            f"attention_efficiency = {_r(v['training.attention_efficiency'])}",
+            f"unfused_attention_bytes = {_r(v['training.unfused_attention_bytes'])}",
             f"straggler_sigma = {_r(v['training.straggler_sigma'])}",
             f"sources = {json.dumps(src['training'])}",
             "",
@@ -764,15 +921,20 @@ def render(
             ]
         )
     lines.append("")
-    return "\n".join(lines) + moe_tail()
+    return "\n".join(lines)
 
 
-def moe_tail() -> str:
-    """The ``[moe]`` tables of the current file, kept as written by scripts/calibrate_moe.py."""
+KEPT_TABLES = ("\n[inference]", "\n[moe]")
+"""Tables written by other scripts (scripts/calibrate_inference.py, scripts/calibrate_moe.py):
+kept as they are, in their order, when this script rewrites the rest."""
+
+
+def kept_tail() -> str:
+    """The current file from the first of ``KEPT_TABLES`` to its end ('' when none)."""
     path = DATA / "calibration.toml"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    start = text.find("\n[moe]")
-    return text[start + 1 :] if start >= 0 else ""
+    starts = [i for i in (text.find(t) for t in KEPT_TABLES) if i >= 0]
+    return "\n" + text[min(starts) + 1 :] if starts else ""
 
 
 def print_rows(rows: Sequence[PointResult]) -> None:
@@ -784,9 +946,9 @@ def print_rows(rows: Sequence[PointResult]) -> None:
         )
 
 
-def print_figures(label: str, rows: Sequence[PointResult]) -> None:
-    """One summary line overall and one per stack."""
-    for key, fig in figure_table(label, rows).items():
+def print_figures(label: str, rows: Sequence[PointResult], cal: Calibration) -> None:
+    """One summary line overall, one per stack and one per family."""
+    for key, fig in figure_table(label, rows, cal).items():
         print(
             f"{key:22s} n={fig.points:3d}  median {fig.median_abs_error_pct:5.1f}%  "
             f"p90 {fig.p90_abs_error_pct:5.1f}%  optimistic {fig.optimistic_share:4.0%}  "
@@ -805,49 +967,49 @@ def main(argv: list[str] | None = None) -> int:
     points, gpus = load_points(), load_gpus()
     items = expressed_items(points, gpus)
     if args.check:
-        report = check(points, gpus, load_calibration(DATA))
+        cal = load_calibration(DATA)
+        report = check(points, gpus, cal)
         print_rows(report.results)
         for u in report.unexpressed:
             print(f"not expressed: {u.id}: {u.reason}")
-        print_figures("in-sample", report.dense_results)
-        print_figures("moe in-sample", report.moe_results)
+        print_figures("in-sample", report.dense_results, cal)
+        print_figures("moe in-sample", report.moe_results, cal)
         return 0
+    counts = family_counts(items)
     if args.holdout is not None:
         if args.holdout == 1 or args.holdout < 0:
             parser.error("--holdout: K must be 0 (one fold per source) or at least 2")
         rows = holdout(items, gpus, args.holdout)
         print_rows(rows)
-        print_figures("holdout", rows)
+        print_figures("holdout", rows, build(fit(items, gpus, quiet=True), counts))
         return 0
     fitted = fit(items, gpus)
     held = holdout(items, gpus, HOLDOUT_FOLDS)
     used = len(folds([it for it in items if fittable(it)], HOLDOUT_FOLDS))
     # The file rounds each constant to 4 digits: the in-sample and test figures are measured
     # with the constants as written, so check-model on the file reproduces them exactly.
-    cal = build(fitted)
+    cal = build(fitted, counts)
     final = check(points, gpus, cal)
+    # The serving ([inference]) and MoE ([moe]) tables are written by their own scripts.
+    tail = kept_tail()
     for _ in range(2):
         figures = (
-            figure_table("in_sample", final.dense_results)
-            | figure_table("holdout", held)
-            | figure_table("test", test_results(items, cal))
+            figure_table("in_sample", final.dense_results, cal)
+            | figure_table("holdout", held, cal)
+            | figure_table("test", test_results(items, cal), cal)
         )
-        text = render(fitted, final, figures, used)
+        text = render(fitted, cal, final, figures, used) + tail
         cal = parse_calibration(text)  # the project's loader must accept what we write
         final = check(points, gpus, cal)
-    # The serving roofline's [inference] table is fitted by scripts/calibrate_inference.py;
-    # keep it when this script rewrites the training constants.
-    old = (DATA / "calibration.toml").read_text(encoding="utf-8")
-    if "\n[inference]" in old:
-        text = text.rstrip("\n") + "\n\n[inference]" + old.split("\n[inference]", 1)[1]
     (DATA / "calibration.toml").write_text(text, encoding="utf-8")
-    tested = test_results(items, load_calibration(DATA))
+    cal = load_calibration(DATA)
+    tested = test_results(items, cal)
     print_rows(final.results)
     print("held out:")
     print_rows(held)
-    print_figures("in-sample", final.dense_results)
-    print_figures("holdout", held)
-    print_figures("test", tested)
+    print_figures("in-sample", final.dense_results, cal)
+    print_figures("holdout", held, cal)
+    print_figures("test", tested, cal)
     print(f"expressed {len(final.results)}/{final.total}")
     return 0
 

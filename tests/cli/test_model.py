@@ -61,6 +61,14 @@ def test_cli_plan_json_contract(fixture_settings: Settings) -> None:
     assert option["offer"]["id"] in {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce"}
     for item in data["excluded"]:
         assert item["reason"]
+    # every option and per-GPU verdict says whether its GPU family is calibrated; the MI300X
+    # rests on a prior and comes after every calibrated option
+    states = [(o["offer"]["gpu"], o["calibrated"], o["gpu_family"]) for o in data["options"]]
+    assert ("MI300X-192GB", False, "MI300X") in states
+    assert ("H100-SXM-80GB", True, "H100") in states
+    order = [calibrated for _, calibrated, _ in states]
+    assert order == sorted(order, reverse=True)
+    assert {v["gpu"]: v["calibrated"] for v in data["per_gpu"]}["MI300X-192GB"] is False
 
 
 def test_cli_plan_bad_flag(fixture_settings: Settings) -> None:
@@ -114,6 +122,17 @@ def test_check_model_meets_the_calibration_targets() -> None:
     assert float(figures.group(1)) <= 10.0
     assert float(figures.group(2)) <= 25.0
     assert abs(float(figures.group(4))) <= 5.0
+    # per GPU family: its calibration state, and the cross-GPU ratio check (issue 25)
+    assert re.search(r"^\s+H100\s+level [\d.]+\s+calibrated, \d+ fitted points", text, re.M)
+    assert re.search(r"^\s+MI300X\s+level [\d.]+\s+NOT calibrated \(prior\)", text, re.M)
+    ratios = text.split("cross-GPU ratios")[1].split("the same job on two GPUs")[0]
+    assert re.search(r"H100-SXM-80GB/A100-SXM-80GB: published 2\.19, predicted [\d.]+", ratios)
+    same_job = text.split("the same job on two GPUs")[1]
+    pairs = re.findall(
+        r"Llama-3 70B\s+(megatron|pytorch|deepspeed)\s+H100-SXM-80GB/A100-SXM-80GB: ([\d.]+)",
+        same_job,
+    )
+    assert {stack for stack, _ in pairs} == {"megatron", "pytorch", "deepspeed"}
 
 
 def test_cli_estimate_and_plan_tables(fixture_settings: Settings) -> None:

@@ -11,10 +11,10 @@ from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import (
     Calibration,
     FabricCalibration,
+    FamilyCalibration,
     IntraNodeCalibration,
     StackCalibration,
     TrainingCalibration,
-    UtilisationCurve,
 )
 from clusterscout.model.inputs import Stack
 
@@ -112,11 +112,13 @@ def round_calibration() -> Calibration:
             latency_s=10e-6,
             ramp_latency_s=50e-6,
         ),
-        utilisation={"H100-SXM-80GB": UtilisationCurve(0.6, 0.45, 0.3)},
-        default_utilisation=UtilisationCurve(0.5, 0.5, 0.5),
+        families={
+            "H100": FamilyCalibration("H100", ("H100-SXM-80GB",), 0.6, True, points=20),
+            "MI300X": FamilyCalibration("MI300X", ("MI300X-192GB",), 0.4, False, points=2),
+        },
+        default_family=FamilyCalibration("default", (), 0.5, False),
         training=TrainingCalibration(
             fp8_speedup=1.5,
-            tp_overlap=0.0,
             cp_overlap=0.5,
             dp_bucket_bytes=100e6,
             usable_memory_fraction=0.9,
@@ -124,8 +126,8 @@ def round_calibration() -> Calibration:
         ),
         stacks={
             Stack.MEGATRON: StackCalibration(dp_overlap=0.9, overlap_slowdown=0.0),
-            Stack.PYTORCH: StackCalibration(dp_overlap=0.8, overlap_slowdown=0.2),
-            Stack.DEEPSPEED: StackCalibration(dp_overlap=0.7, overlap_slowdown=0.0),
+            Stack.PYTORCH: StackCalibration(dp_overlap=0.8, overlap_slowdown=0.2, level=0.75),
+            Stack.DEEPSPEED: StackCalibration(dp_overlap=0.7, overlap_slowdown=0.0, level=0.5),
         },
         ll_bandwidth_fraction=0.1,
         no_gpudirect_factor=0.5,

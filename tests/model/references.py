@@ -124,6 +124,8 @@ REFERENCES: tuple[Reference, ...] = (
                 "global_batch": 1536,
                 "parallelism": {"tp": 8, "pp": 12},
                 "recompute": "full",
+                # 2021: Megatron-LM wrote the attention scores to memory (no FlashAttention)
+                "attention": "unfused",
             },
         },
         "model_tflops_per_gpu",

@@ -23,14 +23,19 @@ def test_real_file_loads_with_every_fabric_and_sources() -> None:
     assert set(cal.fabrics) == set(FabricKind)
     assert all(f.sources for f in cal.fabrics.values())
     assert cal.intra_node.sources and cal.training.sources
-    assert cal.default_utilisation.sources
+    assert cal.default_family.sources and not cal.default_family.calibrated
     assert 0 < cal.p90_abs_error_pct <= 25
     # The held-out error is measured too, and it is what the planner shows as its band.
     assert cal.holdout_p90_abs_error_pct is not None
     assert cal.error_band_pct == cal.holdout_p90_abs_error_pct
-    curve = cal.curve_for("H100-SXM-80GB")
-    assert curve.u_max(Stack.PYTORCH) > 0
-    assert 0 < curve.u_max(Stack.MEGATRON) <= 1
+    assert cal.family_for("H100-SXM-80GB").calibrated
+    assert cal.u_max("H100-SXM-80GB", Stack.PYTORCH) > 0
+    assert 0 < cal.u_max("H100-SXM-80GB", Stack.MEGATRON) <= 1
+    assert cal.stack(Stack.MEGATRON).level == 1.0
+    # every family says what its level rests on, and a calibrated one has the points for it
+    for fam in cal.families.values():
+        assert fam.sources and 0 < fam.level <= 1
+        assert fam.calibrated == (fam.points >= 5)
     assert set(cal.stacks) == set(Stack)
     assert all(s.sources for s in cal.stacks.values())
     # the error figures of the calibration run, with the signed bias and the test set
@@ -73,10 +78,26 @@ def test_missing_fabric_and_default_curve() -> None:
     end = TEXT.index("[fabrics.ethernet]")
     with pytest.raises(CalibrationError, match=r"fabrics\.tcpx"):
         parse_calibration(TEXT[:start] + TEXT[end:])
-    start = TEXT.index('[utilisation."default"]')
-    end = TEXT.index('[utilisation."A100-SXM-80GB"]')
-    with pytest.raises(CalibrationError, match=r"utilisation\.default"):
+    start = TEXT.index('[families."default"]')
+    end = TEXT.index("[stacks.megatron]")
+    with pytest.raises(CalibrationError, match=r"families\.default"):
         parse_calibration(TEXT[:start] + TEXT[end:])
+
+
+def test_a_family_cannot_claim_calibration_without_points() -> None:
+    start = TEXT.index('[families."MI300X"]')
+    table = TEXT[start : TEXT.index("\n\n", start)]
+    claimed = table.replace("calibrated = false", "calibrated = true")
+    with pytest.raises(CalibrationError, match=r"families\.MI300X\.calibrated"):
+        parse_calibration(TEXT.replace(table, claimed))
+
+
+def test_a_gpu_in_two_families_is_an_error() -> None:
+    start = TEXT.index('[families."H200"]')
+    table = TEXT[start : TEXT.index("\n\n", start)]
+    both = table.replace('gpus = ["H200-SXM-141GB"]', 'gpus = ["H200-SXM-141GB", "H100-SXM-80GB"]')
+    with pytest.raises(CalibrationError, match="H100-SXM-80GB is also in"):
+        parse_calibration(TEXT.replace(table, both))
 
 
 def test_missing_stack_is_an_error() -> None:

@@ -16,6 +16,7 @@ from clusterscout.model.compute import (
     matmul_params,
     model_flops_per_token,
     peak_tflops,
+    roofline,
     utilisation,
 )
 from clusterscout.model.inputs import ModelShape, Precision, Recompute, Stack
@@ -61,11 +62,36 @@ def test_penalty_adds_the_cost_of_each_narrow_dimension(rcal: Calibration) -> No
     assert gemm_penalty(shape, cal) == pytest.approx(0.5 + 0.5 + 0.25)
 
 
-def test_utilisation_per_stack(rcal: Calibration) -> None:
-    shape = GemmShape(width=1000, tokens=1e12, hidden=1000)
-    assert utilisation(rcal, "H100-SXM-80GB", Stack.MEGATRON, shape) == pytest.approx(0.3)
-    assert utilisation(rcal, "H100-SXM-80GB", Stack.PYTORCH, shape) == pytest.approx(0.225)
-    assert utilisation(rcal, "other", Stack.DEEPSPEED, shape) == pytest.approx(0.25)
+def test_utilisation_is_family_level_times_stack_level(rcal: Calibration) -> None:
+    shape = GemmShape(width=1000, tokens=1e12, hidden=1000)  # penalty 1: u = u_max / 2
+    assert utilisation(rcal, "H100-SXM-80GB", Stack.MEGATRON, shape) == pytest.approx(0.6 / 2)
+    assert utilisation(rcal, "H100-SXM-80GB", Stack.PYTORCH, shape) == pytest.approx(0.45 / 2)
+    # a GPU of no family takes the default prior, scaled by the same stack factor
+    assert utilisation(rcal, "other", Stack.DEEPSPEED, shape) == pytest.approx(0.25 / 2)
+
+
+def test_a_stack_never_changes_the_ratio_between_two_families(rcal: Calibration) -> None:
+    shape = GemmShape(width=2048, tokens=4096, hidden=4096)
+    for stack in Stack:
+        ratio = utilisation(rcal, "H100-SXM-80GB", stack, shape) / utilisation(
+            rcal, "MI300X-192GB", stack, shape
+        )
+        assert ratio == pytest.approx(0.6 / 0.4)
+
+
+def test_roofline_scales_the_memory_bound_terms_with_flops_per_byte(rcal: Calibration) -> None:
+    cal = replace(rcal, training=replace(rcal.training, roofline_exponent=1.0))
+    shape = GemmShape(width=1e12, tokens=1e12, hidden=1000)
+    h100 = replace(H100, hbm_tbps=3.35)
+    a100 = replace(A100, hbm_tbps=2.039)
+    # the H100 is the reference: factor 1; the A100's 312/2.039 FLOPs per byte is about half
+    assert roofline(h100, cal).memory == pytest.approx(1.0, rel=1e-3)
+    ratio = (312 / 2.039) / (989 / 3.35)
+    assert roofline(a100, cal).memory == pytest.approx(ratio)
+    assert gemm_penalty(shape, cal, roofline(a100, cal)) == pytest.approx(ratio)
+    # without a bandwidth figure the memory factor stays 1; exponent 0 switches it off
+    assert roofline(replace(A100, hbm_tbps=None), cal).memory == 1.0
+    assert roofline(a100, rcal).memory == 1.0
 
 
 def test_peak_and_achieved(rcal: Calibration) -> None:

@@ -22,6 +22,8 @@ TRAINING_KEYS = {
     "memory_gib_per_gpu",
     "fits",
     "breakdown_s",
+    "calibrated",
+    "gpu_family",
 }
 
 
@@ -39,6 +41,14 @@ def test_training_keys(cal: Calibration) -> None:
     assert set(out["breakdown_s"]) >= {"compute", "bubble", "tp_comm", "dp_comm_exposed", "pp_comm"}
     assert 0.3 < out["mfu"] < 0.7
     assert isinstance(out["fits"], bool)
+
+
+def test_training_estimate_says_when_its_gpu_family_rests_on_a_prior(cal: Calibration) -> None:
+    for gpu, family, calibrated in (("H100", "H100", True), ("MI300X", "MI300X", False)):
+        raw = {**TRAINING, "cluster": {**TRAINING["cluster"], "gpu": gpu}}
+        s = parse_scenario(raw)
+        out = output(estimate(s, GpuIndex.of(GPUS).require(gpu, "cluster.gpu"), cal))
+        assert (out["gpu_family"], out["calibrated"]) == (family, calibrated)
 
 
 def test_batch_and_hpc_keys(cal: Calibration) -> None:

@@ -17,6 +17,7 @@ from clusterscout.model.inputs import (
     Parallelism,
     Precision,
     Recompute,
+    Routing,
     Sharding,
     TrainingWorkload,
 )
@@ -27,7 +28,7 @@ from clusterscout.model.planner.request import PlanRequest
 from clusterscout.model.planner.results import PlanOffer
 from clusterscout.model.presets import PRESETS, shape_params
 from clusterscout.model.scenario import parse_scenario
-from clusterscout.model.training import train_step
+from clusterscout.model.training import permute_s, routing_load, train_step
 from clusterscout.web.schemas import plan_json
 from tests.model.conftest import GPUS, H100
 
@@ -143,16 +144,17 @@ def test_plan_on_ethernet_keeps_the_all_to_all_inside_nodes(cal: Calibration) ->
     request = PlanRequest(preset="deepseek-v3", tokens=1e12, max_nodes=128)
     ib = plan(request, [_offer("ib", IB)], GPUS, cal).options
     eth = plan(request, [_offer("eth", ETH)], GPUS, cal).options
-    # on InfiniBand the fastest 128-node layout spreads its EP groups over nodes ...
-    assert any(o.layout.ep > 8 for o in ib if o.nodes == 128)
-    # ... on Ethernet sockets the planner keeps them inside a node, and the job is slower
+    # the search tries EP groups across nodes (how far the all-to-all hides decides whether
+    # InfiniBand wins with them); on Ethernet sockets it keeps them inside a node, slower
     assert eth and all(o.layout.ep <= 8 for o in eth)
     by_nodes = {o.nodes: o for o in ib}
     pairs = [(by_nodes[o.nodes], o) for o in eth if o.nodes in by_nodes]
     assert pairs and all(e.time_hours > i.time_hours for i, e in pairs)
 
 
-def _scenario(model: dict[str, object], par: dict[str, object]) -> dict[str, object]:
+def _scenario(
+    model: dict[str, object], par: dict[str, object], **extra: object
+) -> dict[str, object]:
     return {
         "cluster": {
             "gpu": "H100",
@@ -167,6 +169,7 @@ def _scenario(model: dict[str, object], par: dict[str, object]) -> dict[str, obj
             "seq_len": 4096,
             "global_batch": 64,
             "parallelism": par,
+            **extra,
         },
     }
 
@@ -247,3 +250,58 @@ def test_measurement_moe_fields_are_read_or_refused() -> None:
     }
     with pytest.raises(UnexpressibleError, match="expert count"):
         express(point, GPUS)
+
+
+def test_routing_sets_the_busiest_experts_load(rcal: Calibration) -> None:
+    moe = replace(rcal.moe, dropless_imbalance=1.3, permute_bytes=16.0)
+    cal = replace(rcal, moe=moe)
+    w = _workload("mixtral-8x7b", ep=8)
+    assert routing_load(w, cal) == pytest.approx(1.3)
+    assert routing_load(replace(w, routing=Routing.BALANCED), cal) == 1.0
+    capped = replace(w, routing=Routing.CAPACITY, capacity_factor=1.1)
+    assert routing_load(capped, cal) == pytest.approx(1.1)
+    loose = replace(w, routing=Routing.CAPACITY, capacity_factor=2.0)
+    assert routing_load(loose, cal) == pytest.approx(1.3)  # a loose cap drops nothing
+    dense = TrainingWorkload(
+        PRESETS["70B"].shape, 4096, 64, 1, Precision.BF16, Parallelism(dp=8), Recompute.NONE
+    )
+    assert routing_load(dense, cal) == 1.0
+
+
+def test_imbalance_and_permutation_slow_the_step_only_where_they_apply(rcal: Calibration) -> None:
+    w = _workload("mixtral-8x7b", ep=8)
+    c = ClusterSpec(replace(H100, hbm_tbps=3.35), 8, 2, IB, 3200, True)
+    base = replace(rcal, moe=replace(rcal.moe, dropless_imbalance=1.0, permute_bytes=0.0))
+    skewed = replace(rcal, moe=replace(rcal.moe, dropless_imbalance=1.5, permute_bytes=0.0))
+    t0 = train_step(w, c, base).step_time_s
+    assert train_step(w, c, skewed).step_time_s > t0
+    assert train_step(replace(w, routing=Routing.BALANCED), c, skewed).step_time_s == t0
+    copies = replace(rcal, moe=replace(rcal.moe, dropless_imbalance=1.0, permute_bytes=16.0))
+    model = w.model
+    tokens = w.global_batch * w.seq_len / 8
+    expected = model.moe_layers * tokens * model.top_k * model.hidden * 16.0 / 3.35e12
+    assert permute_s(w, c, copies) == pytest.approx(expected)
+    assert train_step(w, c, copies).step_time_s == pytest.approx(t0 + expected)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"routing": "sometimes"}, "workload.routing"),
+        ({"capacity_factor": 1.25}, "workload.capacity_factor"),
+        ({"routing": "capacity", "capacity_factor": 0}, "workload.capacity_factor"),
+    ],
+)
+def test_scenario_routing_is_checked(extra: dict[str, object], field: str) -> None:
+    with pytest.raises(InputError) as err:
+        parse_scenario(_scenario(MIXTRAL, {"ep": 8}, **extra))
+    assert err.value.field == field
+
+
+def test_scenario_routing_only_for_moe_models() -> None:
+    with pytest.raises(InputError) as err:
+        parse_scenario(_scenario({"params": 7e9}, {}, routing="balanced"))
+    assert err.value.field == "workload.routing"
+    s = parse_scenario(_scenario(MIXTRAL, {"ep": 8}, routing="capacity", capacity_factor=1.25))
+    assert isinstance(s.workload, TrainingWorkload)
+    assert s.workload.routing is Routing.CAPACITY and s.workload.capacity_factor == 1.25

@@ -10,7 +10,9 @@ import pytest
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.collectives import canonical_network, group_time_s
+from clusterscout.model.compute import model_flops_per_token
 from clusterscout.model.inputs import (
+    Attention,
     ClusterSpec,
     CollectiveOp,
     ModelShape,
@@ -32,9 +34,11 @@ from clusterscout.model.training import (
     place_group,
     pp_comm_time_s,
     reference_shape,
+    stage_imbalance_s,
     straggler_time_s,
     tp_comm,
     train_step,
+    unfused_attention_s,
     with_parallelism,
 )
 from tests.model.conftest import A100, H100
@@ -92,7 +96,10 @@ def test_tp_comm_by_hand(rcal: Calibration) -> None:
     per_op = group_time_s(cluster(), CollectiveOp.ALL_REDUCE, 1000 * 1000 * 2, 4, 1, rcal)
     expected = 2 * w.microbatches * 6 * per_op
     assert tp_comm(w, cluster(), rcal) == CommTime(pytest.approx(expected), 0.0)  # type: ignore[arg-type]
-    hidden = replace(rcal, training=replace(rcal.training, tp_overlap=0.25))
+    # the stack sets how much TP traffic it hides (the workload runs on Megatron)
+    stacks = dict(rcal.stacks)
+    stacks[Stack.MEGATRON] = replace(stacks[Stack.MEGATRON], tp_overlap=0.25)
+    hidden = replace(rcal, stacks=stacks)
     part = tp_comm(w, cluster(), hidden)
     assert part.hidden_s == pytest.approx(expected / 4)
     assert part.exposed_s == pytest.approx(expected * 3 / 4)
@@ -205,3 +212,40 @@ def test_the_canonical_network_gets_the_same_estimate(
     assert train_step(w, seen, cal) == train_step(w, cluster, cal)
     if nodes == 1:
         assert (seen.fabric, seen.per_node_gbps, seen.gpudirect_rdma) == (None, None, None)
+
+
+def test_output_layer_imbalance_is_at_most_about_one_layer_when_stages_are_balanced() -> None:
+    # Llama-3 8B shape: a 128k vocabulary's output layer is about two layers of work
+    model = ModelShape(8.03e9, 32, 4096, 32, 8, 128256, 14336)
+    w = TrainingWorkload(
+        model, 8192, 64, 1, Precision.BF16, Parallelism(pp=4, dp=2), Recompute.NONE
+    )
+    assert stage_imbalance_s(replace(w, parallelism=Parallelism(dp=8)), 10.0) == 0.0
+    balanced = stage_imbalance_s(w, 10.0)
+    # a layer-even split would leave the whole output layer on the last stage
+    output = 6.0 * model.hidden * model.vocab
+    even = 10.0 * 3 * output / model_flops_per_token(model, 8192)
+    assert 0.0 < balanced < even
+    # the busiest stage holds at most about one layer more than the mean stage
+    per_layer = (model_flops_per_token(model, 8192) - output) / model.layers
+    mean = (model.layers + output / per_layer) / 4
+    assert balanced <= 10.0 * (1.0 / mean + 1e-9)
+
+
+def test_unfused_attention_costs_memory_time_that_grows_with_the_square_of_the_sequence(
+    rcal: Calibration,
+) -> None:
+    model = ModelShape(1e9, 2, 1000, 8, 8, 1000, 4000, tied_embeddings=True)
+    cal = replace(rcal, training=replace(rcal.training, unfused_attention_bytes=40.0))
+    c = ClusterSpec(replace(A100, hbm_tbps=2.0), 8, 1)
+
+    def cost(seq: int, attention: Attention) -> float:
+        w = TrainingWorkload(
+            model, seq, 8, 1, Precision.BF16, Parallelism(dp=8), Recompute.NONE, attention=attention
+        )
+        return unfused_attention_s(w, c, cal)
+
+    assert cost(1000, Attention.FLASH) == 0.0
+    # per GPU: 2 layers x 1 sequence x 8 heads x s^2 scores x 40 bytes over 2 TB/s
+    assert cost(1000, Attention.UNFUSED) == pytest.approx(2 * 8 * 1000**2 * 40 / 2e12)
+    assert cost(2000, Attention.UNFUSED) == pytest.approx(4 * cost(1000, Attention.UNFUSED))

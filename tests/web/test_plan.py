@@ -15,7 +15,7 @@ from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 from clusterscout.web import i18n, reasons
 
 FIXTURE_CALIBRATION = Path(__file__).parents[1] / "fixtures" / "catalog" / "calibration.toml"
-Q405 = "?max_nodes=64&model=405B&precision=bf16&tokens=1e12"
+Q405 = "?max_nodes=64&model=405B&precision=bf16&tokens=4e11"
 Q7 = "?max_nodes=16&model=7B&precision=bf16&tokens=1e11"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 # Planner interface strings that must not leak into a translated page.
@@ -81,6 +81,25 @@ def test_405b_plan_needs_multi_node_with_ranked_options_and_charts(
     assert f"±{band:.0f}" in html
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_uncalibrated_gpu_options_are_flagged_and_ranked_last(
+    client: TestClient, lang: str
+) -> None:
+    html = client.get(f"/{lang}/plan/{Q405}").text
+    badge = i18n.load_translations(lang).gettext("not calibrated")
+    assert lang == "en" or badge != "not calibrated"
+    rows = re.findall(
+        r"<tr(?: class=\"pareto\")?>\s*<th scope=\"row\" class=\"first\">(.*?)</th>", html, re.S
+    )
+    flagged = [badge in row for row in rows]
+    assert any(flagged) and not all(flagged)
+    # every flagged option comes after every calibrated one, and the note explains the flag
+    assert flagged == sorted(flagged)
+    assert 'class="note uncalibrated-note"' in html
+    if lang != "en":
+        assert "rests on a prior" not in html
+
+
 def test_7b_plan_says_one_node_is_enough_and_explains_per_gpu(client: TestClient) -> None:
     html = client.get(f"/en/plan/{Q7}").text
     text = visible_text(html)
@@ -88,8 +107,10 @@ def test_7b_plan_says_one_node_is_enough_and_explains_per_gpu(client: TestClient
     assert "No: one 8-GPU node can run this job." in text
     assert "288 GB GPUs but not on one node of 80 GB GPUs" in text
     assert "Fewest GPUs that hold the job" in text
-    for gpu in ("H100-SXM-80GB", "A100-SXM-80GB", "MI300X-192GB"):
+    for gpu in ("H100-SXM-80GB", "A100-SXM-80GB"):
         assert f'<th scope="row">{gpu}</th>' in html
+    # the MI300X family rests on a prior: its row says so
+    assert '<th scope="row">MI300X-192GB <small class="detail uncalibrated">' in html
 
 
 def test_70b_plan_explains_which_gpus_fit_one_node(client: TestClient) -> None:
@@ -172,7 +193,7 @@ def test_unknown_parameter_is_400(client: TestClient) -> None:
 
 
 def test_query_string_is_canonical_and_shareable(client: TestClient) -> None:
-    r = client.get("/en/plan/?tokens=1e12&model=405B&budget_usd=&precision=bf16&max_nodes=64")
+    r = client.get("/en/plan/?tokens=4e11&model=405B&budget_usd=&precision=bf16&max_nodes=64")
     assert r.status_code == 302
     assert r.headers["location"] == f"/en/plan/{Q405}"
     html = client.get(r.headers["location"]).text
@@ -181,7 +202,7 @@ def test_query_string_is_canonical_and_shareable(client: TestClient) -> None:
     assert f'hreflang="de" href="http://testserver/de/plan/{escaped}"' in html
     # The form shows the state of the URL.
     assert '<option value="405B" selected>' in html
-    assert 'name="tokens" type="text" inputmode="decimal" maxlength="40" value="1e12"' in html
+    assert 'name="tokens" type="text" inputmode="decimal" maxlength="40" value="4e11"' in html
 
 
 def test_a_preset_drops_a_leftover_parameter_count(client: TestClient) -> None:

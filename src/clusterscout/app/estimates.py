@@ -17,7 +17,7 @@ from clusterscout.catalog.problems import Problem, has_errors
 from clusterscout.domain.errors import InputError
 from clusterscout.model import checkinference
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.checkmodel import CheckReport, check
+from clusterscout.model.checkmodel import CheckReport, ReferenceRatio, check, reference_ratios
 from clusterscout.model.estimate import EstimateResult, estimate
 from clusterscout.model.scenario import parse_scenario
 from clusterscout.store import queries
@@ -145,6 +145,22 @@ def check_model(points: Sequence[Any], data_dir: Path) -> tuple[CheckReport, Cal
         )
     calibration = load_calibration(data_dir)
     return check(points, gpus, calibration), calibration
+
+
+def check_references(data_dir: Path) -> tuple[ReferenceRatio, ...]:
+    """The model's cross-GPU ratios on the reference jobs, with the catalog's GPUs.
+
+    Raises:
+        CatalogInvalidError: when ``data_dir`` has no usable GPU figures.
+        CalibrationError: when ``data_dir`` has no usable calibration.
+    """
+    problems: list[Problem] = []
+    gpus = load_gpus(data_dir, problems)
+    if has_errors(problems) or not gpus:
+        raise CatalogInvalidError(
+            [*problems, Problem(f"{data_dir}/gpus.toml", "", "cannot load GPU figures")]
+        )
+    return reference_ratios(gpus, load_calibration(data_dir))
 
 
 def check_serving(

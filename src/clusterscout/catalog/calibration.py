@@ -14,15 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import (
+    MIN_FAMILY_POINTS,
     Calibration,
     ErrorFigures,
     FabricCalibration,
+    FamilyCalibration,
     InferenceCalibration,
     IntraNodeCalibration,
     MoeCalibration,
     StackCalibration,
     TrainingCalibration,
-    UtilisationCurve,
 )
 from clusterscout.model.inputs import Stack
 
@@ -55,26 +56,33 @@ class _IntraNode(_Fraction):
     ramp_latency_us: float = Field(ge=0)
 
 
-class _Curve(_Fraction):
-    megatron: float = Field(gt=0, le=1)
-    pytorch: float = Field(gt=0, le=1)
-    deepspeed: float = Field(gt=0, le=1)
+class _Family(_Fraction):
+    gpus: list[str]
+    level: float = Field(gt=0, le=1)
+    calibrated: bool
+    points: int = Field(ge=0)
+    source_groups: int = Field(ge=0)
+    attention_efficiency: float | None = Field(default=None, gt=0, le=2)
 
 
 class _Stack(_Fraction):
+    level: float = Field(gt=0, le=1.5)
     dp_overlap: float = Field(ge=0, le=1)
+    tp_overlap: float = Field(ge=0, le=1)
     overlap_slowdown: float = Field(ge=0, le=1)
 
 
 class _Training(_Fraction):
     fp8_speedup: float = Field(ge=1, le=2)
-    tp_overlap: float = Field(ge=0, le=1)
     cp_overlap: float = Field(ge=0, le=1)
     dp_bucket_mb: float = Field(gt=0)
     usable_memory_fraction: float = Field(gt=0, le=1)
     gemm_width_half: float = Field(ge=0)
     gemm_tokens_half: float = Field(ge=0)
     hidden_half: float = Field(ge=0)
+    roofline_exponent: float = Field(ge=0, le=2)
+    attention_efficiency: float = Field(gt=0, le=2)
+    unfused_attention_bytes: float = Field(ge=0)
     straggler_sigma: float = Field(ge=0, le=1)
 
 
@@ -121,16 +129,19 @@ class _Inference(_Fraction):
 class _Moe(_Fraction):
     expert_efficiency: float = Field(gt=0, le=1.5)
     all_to_all_exposed: float = Field(ge=0, le=1)
+    dropless_imbalance: float = Field(default=1.0, ge=1, le=4)
+    permute_bytes: float = Field(default=0.0, ge=0)
+    layer_overhead_us: float = Field(default=0.0, ge=0)
     figures: dict[str, _Figures] = Field(default_factory=dict)
 
 
 class _File(_Strict):
-    schema_version: int = Field(ge=2, le=2)
+    schema_version: int = Field(ge=3, le=3)
     note: str = ""
     protocol: _Protocol
     intra_node: _IntraNode
     fabrics: dict[FabricKind, _Fabric]
-    utilisation: dict[str, _Curve]
+    families: dict[str, _Family]
     stacks: dict[Stack, _Stack]
     training: _Training
     check: _Check
@@ -157,6 +168,9 @@ def _moe(data: _Moe | None) -> MoeCalibration:
     return MoeCalibration(
         expert_efficiency=data.expert_efficiency,
         all_to_all_exposed=data.all_to_all_exposed,
+        dropless_imbalance=data.dropless_imbalance,
+        permute_bytes=data.permute_bytes,
+        layer_overhead_s=data.layer_overhead_us * _US,
         sources=data.sources,
         figures=_figures(data.figures),
     )
@@ -164,6 +178,45 @@ def _moe(data: _Moe | None) -> MoeCalibration:
 
 class CalibrationError(ValueError):
     """The calibration file is missing or invalid; the message lists every problem."""
+
+
+DEFAULT_FAMILY = "default"
+"""The family table that holds the prior for GPUs of no family (it lists no GPUs)."""
+
+
+def _families(table: dict[str, _Family], origin: str) -> dict[str, FamilyCalibration]:
+    """The family tables as values; a GPU in two families, a default family that lists GPUs,
+    or a family marked calibrated on fewer than ``MIN_FAMILY_POINTS`` points is an error."""
+    problems = []
+    seen: dict[str, str] = {}
+    for name, fam in table.items():
+        for gpu in fam.gpus:
+            if gpu in seen:
+                problems.append(f"families.{name}.gpus: {gpu} is also in {seen[gpu]}")
+            seen[gpu] = name
+        if fam.calibrated and fam.points < MIN_FAMILY_POINTS:
+            problems.append(
+                f"families.{name}.calibrated: true needs at least {MIN_FAMILY_POINTS} points "
+                f"(has {fam.points})"
+            )
+    default = table.get(DEFAULT_FAMILY)
+    if default is not None and (default.gpus or default.calibrated):
+        problems.append(f"families.{DEFAULT_FAMILY}: the prior lists no GPUs and is not calibrated")
+    if problems:
+        raise CalibrationError(f"{origin}: {'; '.join(problems)}")
+    return {
+        name: FamilyCalibration(
+            name=name,
+            gpus=tuple(fam.gpus),
+            level=fam.level,
+            calibrated=fam.calibrated,
+            points=fam.points,
+            source_groups=fam.source_groups,
+            attention_efficiency=fam.attention_efficiency,
+            sources=fam.sources,
+        )
+        for name, fam in table.items()
+    }
 
 
 def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
@@ -186,16 +239,13 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
         raise CalibrationError(msg) from exc
     missing = [f"fabrics.{k.value}" for k in FabricKind if k not in data.fabrics]
     missing += [f"stacks.{k.value}" for k in Stack if k not in data.stacks]
-    if "default" not in data.utilisation:
-        missing.append("utilisation.default")
+    if DEFAULT_FAMILY not in data.families:
+        missing.append(f"families.{DEFAULT_FAMILY}")
     if missing:
         msg = f"{origin}: missing {', '.join(missing)}"
         raise CalibrationError(msg)
+    families = _families(data.families, origin)
     intra = data.intra_node
-    curves = {
-        name: UtilisationCurve(c.megatron, c.pytorch, c.deepspeed, c.sources)
-        for name, c in data.utilisation.items()
-    }
     train = data.training
     return Calibration(
         fabrics={
@@ -218,22 +268,30 @@ def parse_calibration(text: str, origin: str = CALIBRATION_FILE) -> Calibration:
             ramp_latency_s=intra.ramp_latency_us * _US,
             sources=intra.sources,
         ),
-        utilisation={k: v for k, v in curves.items() if k != "default"},
-        default_utilisation=curves["default"],
+        families={k: v for k, v in families.items() if k != DEFAULT_FAMILY},
+        default_family=families[DEFAULT_FAMILY],
         training=TrainingCalibration(
             fp8_speedup=train.fp8_speedup,
-            tp_overlap=train.tp_overlap,
             cp_overlap=train.cp_overlap,
             dp_bucket_bytes=train.dp_bucket_mb * 1e6,
             usable_memory_fraction=train.usable_memory_fraction,
             gemm_width_half=train.gemm_width_half,
             gemm_tokens_half=train.gemm_tokens_half,
             hidden_half=train.hidden_half,
+            roofline_exponent=train.roofline_exponent,
+            attention_efficiency=train.attention_efficiency,
+            unfused_attention_bytes=train.unfused_attention_bytes,
             straggler_sigma=train.straggler_sigma,
             sources=train.sources,
         ),
         stacks={
-            kind: StackCalibration(st.dp_overlap, st.overlap_slowdown, st.sources)
+            kind: StackCalibration(
+                dp_overlap=st.dp_overlap,
+                overlap_slowdown=st.overlap_slowdown,
+                level=st.level,
+                tp_overlap=st.tp_overlap,
+                sources=st.sources,
+            )
             for kind, st in data.stacks.items()
         },
         ll_bandwidth_fraction=data.protocol.ll_bandwidth_fraction,

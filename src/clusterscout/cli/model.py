@@ -26,7 +26,15 @@ from clusterscout.cli.options import (
 from clusterscout.cli.output import Column, out, print_json, print_table
 from clusterscout.model.calibration import Calibration, ErrorFigures
 from clusterscout.model.checkinference import KINDS, ServingCheck
-from clusterscout.model.checkmodel import CheckReport, figures_by_stack, summarise
+from clusterscout.model.checkmodel import (
+    CheckReport,
+    RatioResult,
+    ReferenceRatio,
+    figures_by_family,
+    figures_by_stack,
+    ratio_checks,
+    summarise,
+)
 from clusterscout.model.planner.results import MIN_SERVING_POINTS, PlanOption, PlanResult
 from clusterscout.web.schemas import estimate_json, plan_json
 
@@ -88,6 +96,13 @@ def estimate(scenario: str, fmt: str, database_url: str | None) -> None:
         [Column("quantity"), Column("value", right=True)],
         rows,
     )
+    if result.get("calibrated") is False:
+        out.print(
+            f"Not calibrated: the {result['gpu_family']} family has fewer than 5 published "
+            "measurements; this estimate rests on a prior (a measured ratio to another family).",
+            highlight=False,
+            markup=False,
+        )
 
 
 @click.command()
@@ -273,6 +288,13 @@ _OPTION_COLUMNS = (
     Column("scaling", right=True),
     Column("eff. $/GPU-h", right=True),
     Column("pareto"),
+    Column("calibrated"),
+)
+
+UNCALIBRATED_NOTE = (
+    "Calibrated 'no': the GPU's family has fewer than 5 published measurements, so its speed "
+    "rests on a prior (a measured ratio to another family) and is less certain than the band "
+    "says; such options are ranked after every calibrated one."
 )
 
 
@@ -305,7 +327,10 @@ def print_plan(result: PlanResult, limit: int) -> None:
             if v.nodes_for_deadline is not None
             else "no offer meets the deadline"
         )
-        out.print(f"  {v.gpu}: min {v.min_gpus_to_fit} GPUs; {one}; {timely}", highlight=False)
+        prior = "" if v.calibrated else "; not calibrated (prior)"
+        out.print(
+            f"  {v.gpu}: min {v.min_gpus_to_fit} GPUs; {one}; {timely}{prior}", highlight=False
+        )
     rows = []
     for o in result.options[:limit]:
         lay = o.layout
@@ -324,6 +349,7 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 f"{o.scaling_efficiency:.1%}",
                 f"{o.effective_usd_per_gpu_hour:.2f}",
                 "★" if o.pareto else "",
+                "yes" if o.calibrated else "no (prior)",
             ]
         )
     title = (
@@ -333,6 +359,8 @@ def print_plan(result: PlanResult, limit: int) -> None:
     if rows:
         print_table(title, _OPTION_COLUMNS, rows)
         out.print(_step_line(result.options[0]), highlight=False, markup=False)
+        if any(not o.calibrated for o in result.options[:limit]):
+            out.print(UNCALIBRATED_NOTE, highlight=False, markup=False)
     else:
         out.print(
             "No option finishes within the deadline and budget; the offers left out say why.",
@@ -365,8 +393,12 @@ def check_model(measurements: Path | None, data_dir: Path | None) -> None:
         raise fail(f"{measurements}: expected a list of points or an object with 'points'")
     with reporting():
         report, calibration = estimates.check_model(points, data_dir)
+        references = estimates.check_references(data_dir)
     _print_points("predicted vs measured", report, "\nnot expressed", stack=True)
     _print_error_figures(report, calibration)
+    ratios = raw.get("ratios", []) if isinstance(raw, dict) else []
+    _print_ratio_checks(*ratio_checks(ratios if isinstance(ratios, list) else [], report.results))
+    _print_references(references)
     with reporting():
         serving, _ = estimates.check_serving(points, data_dir)
     _print_serving_check(serving, calibration)
@@ -476,7 +508,73 @@ def _print_error_figures(report: CheckReport, calibration: Calibration) -> None:
         for stack in ("megatron", "pytorch", "deepspeed"):
             if f"{key}.{stack}" in figures:
                 out.print(_figure_line(stack, figures[f"{key}.{stack}"]), highlight=False)
+        for family in (*calibration.families, calibration.default_family.name):
+            by_family = figures.get(f"{key}.family.{family}")
+            if by_family is not None:
+                out.print(_figure_line(family, by_family), highlight=False)
+    _print_families(report, calibration)
     _print_moe_figures(report, calibration)
+
+
+def _print_families(report: CheckReport, calibration: Calibration) -> None:
+    """Each GPU family: its calibration state and level, and its in-sample error."""
+    out.print(
+        "\nGPU families (level: best share of dense BF16 peak under Megatron; calibrated: "
+        "fitted on at least 5 of the family's own points, else a prior that every answer "
+        "flags):",
+        highlight=False,
+    )
+    rows = figures_by_family(report.dense_results, calibration)
+    for fam in (*calibration.families.values(), calibration.default_family):
+        state = "calibrated" if fam.calibrated else "NOT calibrated (prior)"
+        out.print(
+            f"  {fam.name:10s} level {fam.level:.3f}  {state}, {fam.points} fitted points "
+            f"from {fam.source_groups} sources; GPUs: {', '.join(fam.gpus) or 'any other'}",
+            highlight=False,
+            markup=False,
+        )
+        if fam.name in rows:
+            out.print(_figure_line("  in sample", rows[fam.name]), highlight=False)
+
+
+def _print_ratio_checks(checked: tuple[RatioResult, ...], skipped: tuple[Any, ...]) -> None:
+    """Published same-benchmark cross-GPU speed ratios against the model's."""
+    out.print(
+        "\ncross-GPU ratios: the same benchmark on two GPU families, published against "
+        "predicted (error: predicted over published ratio - 1):",
+        highlight=False,
+    )
+    for r in checked:
+        out.print(
+            f"  {r.id:55s} {r.gpu_a}/{r.gpu_b}: published {r.published:.2f}, predicted "
+            f"{r.predicted:.2f}, error {r.error_pct:+.1f}% ({r.confidence})",
+            highlight=False,
+            markup=False,
+        )
+    for u in skipped:
+        out.print(f"  {u.id}: not checked, {u.reason}", highlight=False, markup=False)
+    if checked:
+        errors = sorted(abs(r.error_pct) for r in checked)
+        out.print(
+            f"  {len(checked)} ratios; median abs error {errors[len(errors) // 2]:.1f}%",
+            highlight=False,
+        )
+
+
+def _print_references(references: tuple[ReferenceRatio, ...]) -> None:
+    """The model's per-GPU speed ratios on the reference jobs, per stack."""
+    out.print(
+        "\nthe same job on two GPUs (Llama 3 shapes, BF16, sequence 8,192, 256 sequences, "
+        "InfiniBand 3,200 Gbit/s, default layout), per-GPU speed ratio by stack:",
+        highlight=False,
+    )
+    for r in references:
+        flag = "" if r.calibrated_a and r.calibrated_b else "  (a GPU is not calibrated)"
+        out.print(
+            f"  {r.job:12s} {r.stack:9s} {r.gpu_a}/{r.gpu_b}: {r.ratio:.2f}{flag}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _print_moe_figures(report: CheckReport, calibration: Calibration) -> None:
@@ -492,7 +590,7 @@ def _print_moe_figures(report: CheckReport, calibration: Calibration) -> None:
     held = calibration.moe.figures.get("holdout")
     if held is not None:
         out.print(
-            "held out by source (the two MoE constants refitted without each source):",
+            "held out by source (the five MoE constants refitted without each source):",
             highlight=False,
         )
         out.print(_figure_line("held out", held), highlight=False)

@@ -60,26 +60,39 @@ class IntraNodeCalibration:
 
 
 @dataclass(frozen=True, slots=True)
-class UtilisationCurve:
-    """Best achievable fraction of dense BF16 peak of one GPU model, per software stack.
+class FamilyCalibration:
+    """The achievable fraction of dense BF16 peak of one GPU family, and the evidence behind it.
 
-    The GEMM-size penalty of ``clusterscout.model.compute.utilisation`` scales it down.
+    A family is a set of catalog GPUs sharing one die and software (A100 SXM 40/80 GB; H100
+    SXM and H800; B200 and B300; ...). Its ``level`` is ``u_max`` under the reference stack
+    (Megatron); another stack scales it by that stack's ``level`` (``StackCalibration``), the
+    same factor on every family, so a stack never changes the ratio between two families.
 
     Attributes:
-        megatron: ``u_max`` with Megatron-LM / NeMo kernels.
-        pytorch: ``u_max`` with PyTorch-native FSDP stacks.
-        deepspeed: ``u_max`` with DeepSpeed engines.
-        sources: measurement ids and URLs.
+        name: the family's name (``"A100"``, ``"H100"``, ``"MI300X"``, ...).
+        gpus: canonical GPU names of the family.
+        level: ``u_max`` under the reference stack, before the GEMM-shape penalty.
+        calibrated: True when ``level`` was fitted on at least ``MIN_FAMILY_POINTS`` of the
+            family's own measurements; False when it is a prior (and every answer says so).
+        points: the family's fitted dense training points.
+        source_groups: how many publications those points come from.
+        attention_efficiency: the family's attention-kernel rate relative to its GEMMs, when
+            fitted on its own points (None: the shared ``training.attention_efficiency``).
+        sources: what the level rests on (measurement ids, or the prior's source).
     """
 
-    megatron: float
-    pytorch: float
-    deepspeed: float
+    name: str
+    gpus: tuple[str, ...]
+    level: float
+    calibrated: bool
+    points: int = 0
+    source_groups: int = 0
+    attention_efficiency: float | None = None
     sources: str = ""
 
-    def u_max(self, stack: Stack) -> float:
-        """``u_max`` of ``stack`` on this GPU."""
-        return float(getattr(self, stack.value))
+
+MIN_FAMILY_POINTS = 5
+"""Fitted points a family needs before its level counts as calibrated (issue 25)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +104,16 @@ class StackCalibration:
             traffic (bucketing, prefetch, stream priorities).
         overlap_slowdown: seconds of compute lost per second of communication hidden behind it
             (collective kernels take SMs and memory bandwidth from the GEMMs).
+        level: factor on every family's ``level`` (1 for the reference stack, Megatron): the
+            stack's kernels reach this share of the reference stack's rate on any GPU.
+        tp_overlap: share of tensor-parallel traffic the stack hides behind compute.
         sources: measurement ids and URLs.
     """
 
     dp_overlap: float
     overlap_slowdown: float
+    level: float = 1.0
+    tp_overlap: float = 0.0
     sources: str = ""
 
 
@@ -125,29 +143,41 @@ class TrainingCalibration:
 
     Attributes:
         fp8_speedup: step-compute speed-up of FP8 over BF16 on the same GPU.
-        tp_overlap: fraction of tensor-parallel traffic hidden behind compute.
         cp_overlap: fraction of context-parallel (ring attention) traffic hidden behind compute.
         dp_bucket_bytes: message size of one data-parallel gradient bucket.
         usable_memory_fraction: share of GPU memory a job can use (allocator, CUDA context).
         gemm_width_half: per-GPU GEMM width (``hidden / tp``) at which narrow GEMMs take
-            twice the ideal time (``u`` halves when this term alone is 1).
-        gemm_tokens_half: the same for the tokens of one micro-batch (``b * s / cp``).
+            twice the ideal time (``u`` halves when this term alone is 1), on a GPU of the
+            reference intensity (``compute.REFERENCE_FLOPS_PER_BYTE``).
+        gemm_tokens_half: the same for the tokens of one micro-batch (``b * s / cp``), on a
+            GPU of the reference peak (``compute.REFERENCE_TFLOPS``).
         hidden_half: model width at which the work outside the GEMMs (norms, activations,
-            softmax, optimizer), which grows like ``h`` against the GEMMs' ``h^2``, doubles
-            the time.
+            residuals, optimizer), which grows like ``h`` against the GEMMs' ``h^2``, doubles
+            the time, on a GPU of the reference intensity.
+        roofline_exponent: how the three terms above follow the GPU: the memory-bound work
+            (width and hidden terms) scales with ``(peak/bandwidth / reference)^x`` and the
+            fixed per-micro-batch overheads with ``(peak / reference)^x``; 1 is the roofline
+            (a faster GEMM engine waits relatively longer for the same bytes), 0 ignores it.
+        attention_efficiency: FLOP rate of the attention score and value products (fused,
+            flash-style kernels) relative to the GEMMs of the same step.
+        unfused_attention_bytes: bytes moved per attention-score element per layer, forward
+            and backward, by stacks that materialise the ``s x s`` scores (before flash
+            attention); the time is these bytes over the GPU's memory bandwidth.
         straggler_sigma: relative spread of one node's step time; the slowest of ``N`` nodes
             adds ``sigma * ln N`` of the compute time to every synchronous step.
         sources: measurement ids and URLs.
     """
 
     fp8_speedup: float
-    tp_overlap: float
     cp_overlap: float
     dp_bucket_bytes: float
     usable_memory_fraction: float
     gemm_width_half: float = 0.0
     gemm_tokens_half: float = 0.0
     hidden_half: float = 0.0
+    roofline_exponent: float = 0.0
+    attention_efficiency: float = 1.0
+    unfused_attention_bytes: float = 0.0
     straggler_sigma: float = 0.0
     sources: str = ""
 
@@ -218,6 +248,15 @@ class MoeCalibration:
         all_to_all_exposed: share of the expert-parallel all-to-all time left on the critical
             path (the rest overlaps other micro-batches' compute, as Megatron-Core's 1F1B
             all-to-all overlap and DeepEP do, or is saved by node-limited routing).
+        dropless_imbalance: load of the busiest expert over the mean with dropless routing and
+            a learned router; it stretches the experts' compute and the all-to-all (capacity
+            routing caps it at the capacity factor; forced balance makes it 1).
+        permute_bytes: bytes moved per hidden element of each routed token copy, forward and
+            backward, by token permutation and un-permutation (memory-bound, like the
+            unfused attention term).
+        layer_overhead_s: fixed time of one MoE layer per micro-batch, forward and backward
+            (router, top-k, index bookkeeping and the launches of many small kernels, whatever
+            the token count): it weighs on small, fast MoE layers.
         sources: measurement ids and URLs.
         figures: error figures of the MoE points, keyed ``in_sample`` and ``holdout``
             (leave one source out, refitting only these constants).
@@ -225,6 +264,9 @@ class MoeCalibration:
 
     expert_efficiency: float = 1.0
     all_to_all_exposed: float = 1.0
+    dropless_imbalance: float = 1.0
+    permute_bytes: float = 0.0
+    layer_overhead_s: float = 0.0
     sources: str = ""
     figures: Mapping[str, ErrorFigures] = field(default_factory=dict)
 
@@ -236,7 +278,8 @@ class Calibration:
     Attributes:
         fabrics: per inter-node fabric kind.
         intra_node: scale-up level.
-        utilisation: per canonical GPU name; ``default_utilisation`` for the rest.
+        families: GPU families by name, each with its level and calibration state.
+        default_family: the prior for a GPU of no family (never calibrated).
         ll_bandwidth_fraction: bandwidth of the low-latency protocol relative to the plateau.
         no_gpudirect_factor: bandwidth factor when a fabric lacks GPUDirect RDMA.
         training: step model constants.
@@ -255,8 +298,8 @@ class Calibration:
 
     fabrics: Mapping[FabricKind, FabricCalibration]
     intra_node: IntraNodeCalibration
-    utilisation: Mapping[str, UtilisationCurve]
-    default_utilisation: UtilisationCurve
+    families: Mapping[str, FamilyCalibration]
+    default_family: FamilyCalibration
     training: TrainingCalibration
     stacks: Mapping[Stack, StackCalibration]
     ll_bandwidth_fraction: float
@@ -293,9 +336,27 @@ class Calibration:
             return held.p90_abs_error_pct
         return self.error_band_pct
 
-    def curve_for(self, gpu_name: str) -> UtilisationCurve:
-        """Utilisation curve of ``gpu_name``, or the default curve when it was not fitted."""
-        return self.utilisation.get(gpu_name, self.default_utilisation)
+    def family_for(self, gpu_name: str) -> FamilyCalibration:
+        """The family of ``gpu_name`` (canonical name), or the default prior for no family."""
+        for family in self.families.values():
+            if gpu_name in family.gpus:
+                return family
+        return self.default_family
+
+    def attention_efficiency(self, gpu_name: str) -> float:
+        """Rate of the attention products relative to the GEMMs on ``gpu_name``: its family's
+        fitted figure, else the shared one (kernels differ by architecture: FlashAttention-2
+        reaches 50-73 % of peak on A100 and about 35 % on H100, FlashAttention-3 75 % there)."""
+        own = self.family_for(gpu_name).attention_efficiency
+        return self.training.attention_efficiency if own is None else own
+
+    def u_max(self, gpu_name: str, stack: Stack) -> float:
+        """Best achievable fraction of dense BF16 peak of ``gpu_name`` under ``stack``.
+
+        Formula: ``min(1, level(family) * level(stack))``: the family sets the level, the
+        stack scales it by the same factor on every family.
+        """
+        return min(1.0, self.family_for(gpu_name).level * self.stack(stack).level)
 
     def stack(self, stack: Stack) -> StackCalibration:
         """Constants of ``stack`` (every stack is in a loaded calibration)."""

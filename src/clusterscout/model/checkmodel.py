@@ -12,7 +12,7 @@ import math
 import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,9 +21,10 @@ from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration, ErrorFigures
 from clusterscout.model.compute import hardware_flops_per_token, model_flops_per_token
-from clusterscout.model.estimate import estimate
+from clusterscout.model.estimate import cluster_spec, estimate, estimate_training_figures
 from clusterscout.model.inputs import TrainingWorkload
 from clusterscout.model.scenario import Scenario, parse_scenario
+from clusterscout.model.training import step_breakdown, step_speed
 
 LARGE_MESSAGE_BYTES = 8 * 2**30
 """Message size used for a 'large message' bus bandwidth when a point gives none (nccl-tests
@@ -33,14 +34,29 @@ GPU_VARIANTS: Mapping[str, tuple[str, str]] = {
     "H100-SXM-96GB-HBM2e-500W": (
         "H100-SXM-80GB",
         "Meta's H100 SXM with 96 GB HBM2e at a 500 W limit: same SM count and peak; the lower "
-        "power limit is not modelled, so these points read slower than a 700 W H100",
+        "power limit is not modelled, so these points read slower than a 700 W H100 (they are "
+        "reported, not fitted)",
     ),
     "H100-SXM-95GB-HBM2e-lowTDP": (
         "H100-SXM-80GB",
         "as H100-SXM-96GB-HBM2e-500W (same hosts; the page names it differently)",
     ),
+    "A800-SXM4-80GB": (
+        "A100-SXM-80GB",
+        "the A100 SXM 80 GB with NVLink cut to 400 GB/s for export (NVIDIA A800 datasheet): the "
+        "same SMs, clocks, HBM and peak; expressed with the A100's figures and a 400 GB/s "
+        "scale-up link",
+    ),
+    "H800-SXM-80GB": (
+        "H100-SXM-80GB",
+        "the H100 SXM with NVLink cut to 400 GB/s for export (NVIDIA H800 datasheet): the same "
+        "SMs, clocks, HBM and peak; expressed with the H100's figures and a 400 GB/s scale-up link",
+    ),
 }
 """GPU names of points that are variants of a catalog GPU, and why they are expressed as it."""
+
+VARIANT_SCALE_UP_GBS: Mapping[str, float] = {"A800-SXM4-80GB": 400.0, "H800-SXM-80GB": 400.0}
+"""Scale-up (NVLink) bandwidth of the variants whose only difference is a slower link."""
 
 INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
     "github.com/pytorch/torchtitan": {
@@ -61,6 +77,12 @@ INTERPRETATIONS: Mapping[str, Mapping[str, Any]] = {
     "huggingface.co/bigscience": {
         "fabric": "infiniband",
         "why": "as github.com/bigscience-workshop/bigscience (the same Jean Zay Omni-Path nodes)",
+    },
+    "mlperf-training-v5.1/cisco": {
+        "fabric": "roce",
+        "why": "eight 400 Gb/s BlueField-3/ConnectX-7 compute NICs per node on an Ethernet "
+        "fabric (the submission's system description): NCCL runs RDMA over such NICs, so the "
+        "fabric is read as RoCE, not as TCP Ethernet",
     },
     "mbridge2511-llama31-405b-fp8cs-b200-128": {
         "fabric": "infiniband",
@@ -156,6 +178,7 @@ class PointResult:
         stack: the training stack used, None for collectives.
         group: the source group (``source_group``).
         moe: a mixture-of-experts training point (reported and fitted apart from dense).
+        gpu: the canonical GPU the point was expressed on.
     """
 
     id: str
@@ -168,6 +191,7 @@ class PointResult:
     stack: str | None = None
     group: str = ""
     moe: bool = False
+    gpu: str = ""
 
     @property
     def abs_error_pct(self) -> float:
@@ -224,6 +248,19 @@ def figures_by_stack(results: Iterable[PointResult]) -> dict[str, ErrorFigures]:
     }
 
 
+def figures_by_family(
+    results: Iterable[PointResult], calibration: Calibration
+) -> dict[str, ErrorFigures]:
+    """``summarise`` per GPU family of the training points, in the calibration's family order
+    (collective points are left out)."""
+    by_family: dict[str, list[PointResult]] = {}
+    for r in results:
+        if r.stack is not None:
+            by_family.setdefault(calibration.family_for(r.gpu).name, []).append(r)
+    order = [*calibration.families, calibration.default_family.name]
+    return {name: summarise(by_family[name]) for name in order if name in by_family}
+
+
 @dataclass(frozen=True, slots=True)
 class CheckReport:
     """Predicted vs measured for every expressible point, and the summary errors."""
@@ -275,6 +312,7 @@ class CheckReport:
                     "source_group": r.group,
                     "confidence": r.confidence,
                     "moe": r.moe,
+                    "gpu": r.gpu,
                 }
                 for r in self.results
             ],
@@ -297,6 +335,78 @@ def _figures_dict(fig: ErrorFigures) -> dict[str, Any]:
         "optimistic_share": fig.optimistic_share,
         "median_signed_error_pct": fig.median_signed_error_pct,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class RatioResult:
+    """A published same-benchmark speed ratio of two GPU families against the model's.
+
+    Attributes:
+        id: the ratio's id (``ratios`` of measurements.json).
+        benchmark: what ran on both GPUs.
+        gpu_a: the numerator point's GPU; ``gpu_b`` the denominator's.
+        published: the published speed ratio a/b per GPU.
+        predicted: the model's ratio for the same two points.
+        confidence: the ratio record's confidence.
+    """
+
+    id: str
+    benchmark: str
+    gpu_a: str
+    gpu_b: str
+    published: float
+    predicted: float
+    confidence: str = ""
+
+    @property
+    def error_pct(self) -> float:
+        """Predicted over published ratio minus 1, in % (positive: the model favours ``a``)."""
+        return (self.predicted / self.published - 1.0) * 100.0
+
+
+def _speed_factor(row: PointResult) -> float:
+    """Predicted over measured speed of one point (1 + its signed error)."""
+    return 1.0 + row.signed_error_pct / 100.0
+
+
+def ratio_checks(
+    ratios: Sequence[Mapping[str, Any]], results: Sequence[PointResult]
+) -> tuple[tuple[RatioResult, ...], tuple[Unexpressed, ...]]:
+    """The model's ratio for each published same-benchmark ratio whose two points it expresses.
+
+    Formula: ``predicted = published * s_a / s_b`` with ``s`` each point's predicted over
+    measured speed: the model's speed ratio of the two points, on the published scale (the
+    two points' measured values reproduce the published ratio up to rounding).
+
+    Returns:
+        The ratios checked, and those skipped with the reason (a point not expressed).
+    """
+    rows = {r.id: r for r in results}
+    checked: list[RatioResult] = []
+    skipped: list[Unexpressed] = []
+    for ratio in ratios:
+        rid = str(ratio.get("id"))
+        a, b = rows.get(str(ratio.get("a"))), rows.get(str(ratio.get("b")))
+        value = ratio.get("value")
+        if a is None or b is None:
+            missing = ratio.get("a") if a is None else ratio.get("b")
+            skipped.append(Unexpressed(rid, f"point {missing} is not expressed"))
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            skipped.append(Unexpressed(rid, f"value {value!r} is not a positive ratio"))
+            continue
+        checked.append(
+            RatioResult(
+                id=rid,
+                benchmark=str(ratio.get("benchmark", "")),
+                gpu_a=a.gpu,
+                gpu_b=b.gpu,
+                published=float(value),
+                predicted=float(value) * _speed_factor(a) / _speed_factor(b),
+                confidence=str(ratio.get("confidence", "")),
+            )
+        )
+    return tuple(checked), tuple(skipped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,11 +455,12 @@ def _gpu(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> GpuSpec:
     name = point.get("gpu")
     if not name:
         raise UnexpressibleError("GPU model not stated")
-    name = GPU_VARIANTS.get(str(name), (str(name), ""))[0]
-    gpu = GpuIndex.of(gpus).spec(name)
+    catalog = GPU_VARIANTS.get(str(name), (str(name), ""))[0]
+    gpu = GpuIndex.of(gpus).spec(catalog)
     if gpu is None:
         raise UnexpressibleError(f"GPU {point['gpu']!r} is not in the catalog")
-    return gpu
+    link = VARIANT_SCALE_UP_GBS.get(str(name))
+    return gpu if link is None else replace(gpu, scale_up_gbs=link)
 
 
 def _cluster(point: Mapping[str, Any], interp: Mapping[str, Any]) -> dict[str, Any]:
@@ -439,7 +550,7 @@ def _moe_model(raw: Mapping[str, Any], model: dict[str, Any]) -> None:
 
 def _model(work: Mapping[str, Any]) -> dict[str, Any]:
     raw = work.get("model") or {}
-    keys = ("params", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn_hidden")
+    keys = ("params", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn_hidden", "head_dim")
     model = {k: raw[k] for k in keys if raw.get(k) is not None}
     if raw.get("experts") or raw.get("active_params"):
         _moe_model(raw, model)
@@ -489,11 +600,36 @@ def _training(
         "parallelism": layout,
         "recompute": work.get("recompute") or "none",
         "stack": stack,
+        "attention": work.get("attention") or "flash",
     }
+    workload.update(_routing(work))
+    if work.get("job"):
+        workload["job"] = work["job"]
+        if work.get("lora_rank") is not None:
+            workload["lora_rank"] = work["lora_rank"]
     metric = str(point.get("metric"))
     if metric not in _TRAINING_METRICS:
         raise UnexpressibleError(f"metric {metric!r} has no absolute model output")
     return workload, _TRAINING_METRICS[metric], stack
+
+
+def _routing(work: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario's MoE routing from a point's ``workload.moe`` (nothing for dense points).
+
+    Forced balance reads as ``balanced``; ``dropless: false`` as ``capacity`` with its stated
+    factor (1 when unstated: each expert takes its fair share); anything else as dropless.
+    """
+    moe = work.get("moe")
+    raw = work.get("model") or {}
+    if not isinstance(moe, Mapping) or not (raw.get("experts") or 0) > 1:
+        return {}
+    if moe.get("force_balanced"):
+        return {"routing": "balanced"}
+    if moe.get("dropless") is False:
+        factor = moe.get("capacity_factor")
+        numeric = isinstance(factor, int | float) and not isinstance(factor, bool)
+        return {"routing": "capacity", "capacity_factor": factor if numeric else 1.0}
+    return {"routing": "dropless"}
 
 
 def _training_scale(point: Mapping[str, Any], scenario: Scenario, work: TrainingWorkload) -> float:
@@ -549,8 +685,25 @@ def express(point: Mapping[str, Any], gpus: Sequence[GpuSpec]) -> Expressed:
     return Expressed(scenario=scenario, gpu=gpu, output_key=key, scale=scale, stack=stack, moe=moe)
 
 
+_STEP_OUTPUTS = frozenset({"step_time_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"})
+
+
 def predict(expressed: Expressed, calibration: Calibration) -> float:
-    """The model's value for an expressed point, in the point's metric and unit."""
+    """The model's value for an expressed point, in the point's metric and unit.
+
+    A training point whose metric follows from the step time alone skips the rest of the
+    estimate (memory, scaling efficiency): the same numbers, at half the cost, which the
+    calibration's thousands of refits need.
+    """
+    work = expressed.scenario.workload
+    if isinstance(work, TrainingWorkload) and expressed.output_key in _STEP_OUTPUTS:
+        estimate_training_figures(work, expressed.gpu)
+        cluster = cluster_spec(expressed.scenario.cluster, expressed.gpu)
+        step = step_breakdown(work, cluster, calibration).total_s
+        if expressed.output_key == "step_time_s":
+            return step * expressed.scale
+        value = getattr(step_speed(work, cluster, step), expressed.output_key)
+        return float(value) * expressed.scale
     result = estimate(expressed.scenario, expressed.gpu, calibration).result
     return float(getattr(result, expressed.output_key)) * expressed.scale
 
@@ -568,6 +721,7 @@ def result_for(point: Mapping[str, Any], expressed: Expressed, predicted: float)
         stack=expressed.stack,
         group=source_group(point),
         moe=expressed.moe,
+        gpu=expressed.gpu.name,
     )
 
 
@@ -617,3 +771,120 @@ def check(
         median_abs_error_pct=statistics.median(errors) if errors else 0.0,
         p90_abs_error_pct=percentile(errors, 90.0),
     )
+
+
+REFERENCE_SHAPES: Mapping[str, tuple[Mapping[str, Any], int]] = {
+    "Llama-3 8B": (
+        {
+            "params": 8.03e9,
+            "layers": 32,
+            "hidden": 4096,
+            "heads": 32,
+            "kv_heads": 8,
+            "vocab": 128256,
+            "ffn_hidden": 14336,
+        },
+        4,
+    ),
+    "Llama-3 70B": (
+        {
+            "params": 70.6e9,
+            "layers": 80,
+            "hidden": 8192,
+            "heads": 64,
+            "kv_heads": 8,
+            "vocab": 128256,
+            "ffn_hidden": 28672,
+        },
+        8,
+    ),
+}
+"""The reference jobs of the cross-GPU check (shape, nodes of 8 GPUs): Meta's Llama 3 shapes,
+BF16, sequence 8,192, 256 sequences per step, InfiniBand at 3,200 Gbit/s per node, the
+scenario's default layout (data parallel)."""
+
+REFERENCE_PAIRS: tuple[tuple[str, str], ...] = (
+    ("H100-SXM-80GB", "A100-SXM-80GB"),
+    ("H200-SXM-141GB", "H100-SXM-80GB"),
+    ("B200-SXM-180GB", "H100-SXM-80GB"),
+    ("MI300X-192GB", "H100-SXM-80GB"),
+)
+"""GPU pairs whose per-GPU speed ratio the check prints for the reference jobs."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceRatio:
+    """The model's per-GPU speed ratio of two GPUs on one reference job under one stack."""
+
+    job: str
+    stack: str
+    gpu_a: str
+    gpu_b: str
+    ratio: float
+    calibrated_a: bool
+    calibrated_b: bool
+
+
+def reference_ratios(
+    gpus: Sequence[GpuSpec], calibration: Calibration
+) -> tuple[ReferenceRatio, ...]:
+    """The same job predicted on two GPU families, for every reference job, stack and pair.
+
+    The stack scales every family's level by one factor, so a pair's ratio moves between
+    stacks only through communication (which weighs more on the faster GPU).
+    """
+    index = GpuIndex.of(gpus)
+    out = []
+    for job, (shape, nodes) in REFERENCE_SHAPES.items():
+        for stack in _STACKS:
+            speed: dict[str, float] = {}
+            for a, b in REFERENCE_PAIRS:
+                for name in (a, b):
+                    gpu = index.spec(name)
+                    if name not in speed and gpu is not None:
+                        speed[name] = _reference_speed(gpu, shape, nodes, stack, calibration)
+                if a in speed and b in speed:
+                    out.append(
+                        ReferenceRatio(
+                            job,
+                            stack,
+                            a,
+                            b,
+                            speed[a] / speed[b],
+                            calibration.family_for(a).calibrated,
+                            calibration.family_for(b).calibrated,
+                        )
+                    )
+    return tuple(out)
+
+
+def _reference_speed(
+    gpu: GpuSpec, shape: Mapping[str, Any], nodes: int, stack: str, calibration: Calibration
+) -> float:
+    scenario = parse_scenario(
+        {
+            "cluster": {
+                "gpu": gpu.name,
+                "gpus_per_node": 8,
+                "nodes": nodes,
+                "fabric": "infiniband",
+                "per_node_gbps": 3200,
+                "gpudirect_rdma": True,
+            },
+            "workload": {
+                "kind": "training",
+                "model": dict(shape),
+                "seq_len": 8192,
+                "global_batch": 256,
+                "precision": "bf16",
+                "stack": stack,
+            },
+        }
+    )
+    work = scenario.workload
+    if not isinstance(work, TrainingWorkload):  # pragma: no cover - built as training above
+        msg = "the reference job is a training scenario"
+        raise TypeError(msg)
+    cluster = cluster_spec(scenario.cluster, gpu)
+    step = step_breakdown(work, cluster, calibration).total_s
+    return step_speed(work, cluster, step).tokens_per_s_per_gpu

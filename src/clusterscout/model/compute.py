@@ -50,9 +50,10 @@ def model_flops_per_token(
 ) -> float:
     """Model FLOPs of one training token (forward + backward, no recomputation).
 
-    Formula: ``6 * N_mm + 12 * l * h * s`` — 2 FLOPs per weight forward and 4 backward, plus
-    the attention score and value products (``2 * 2 * s * h`` per layer forward, x3 for
-    training), counted without causal masking as Megatron-LM and NeMo report MFU.
+    Formula: ``6 * N_mm + 12 * l * w * s`` — 2 FLOPs per weight forward and 4 backward, plus
+    the attention score and value products (``2 * 2 * s * w`` per layer forward, x3 for
+    training, ``w = heads * head_dim``, the model width ``h`` unless the shape sets the head
+    width apart), counted without causal masking as Megatron-LM and NeMo report MFU.
     For a GPT block (``N_mm = 12*l*h^2 + h*V``) this equals Narayanan et al. 2021's
     ``72*l*h^2*(1 + s/(6h) + V/(12*l*h))``.
     LoRA/QLoRA: ``4 * N_mm + 6 * N_adapter + 12 * l * h * s``: frozen weights need no
@@ -60,7 +61,7 @@ def model_flops_per_token(
     need both input gradients.
     Source: Narayanan et al. SC'21 appendix; EleutherAI "Transformer Math 101".
     """
-    attention = 12.0 * model.layers * model.hidden * seq_len
+    attention = 12.0 * model.layers * model.attention_width * seq_len
     if job.adapters:
         adapters = TRAINED_WEIGHT_FLOPS * adapter_params(model, lora_rank)
         return FROZEN_WEIGHT_FLOPS * matmul_params(model) + adapters + attention
@@ -75,7 +76,9 @@ def forward_flops_per_token(
 ) -> float:
     """FLOPs of one token's forward pass: ``2 * N_mm (+ 2 * N_adapter) + 4 * l * h * s``."""
     adapters = 2.0 * adapter_params(model, lora_rank) if job.adapters else 0.0
-    return 2.0 * matmul_params(model) + adapters + 4.0 * model.layers * model.hidden * seq_len
+    return (
+        2.0 * matmul_params(model) + adapters + 4.0 * model.layers * model.attention_width * seq_len
+    )
 
 
 def hardware_flops_per_token(
@@ -96,7 +99,7 @@ def hardware_flops_per_token(
     if recompute is Recompute.FULL:
         return flops + forward_flops_per_token(model, seq_len, job, lora_rank)
     if recompute is Recompute.SELECTIVE:
-        return flops + 4.0 * model.layers * model.hidden * seq_len
+        return flops + 4.0 * model.layers * model.attention_width * seq_len
     return flops
 
 
@@ -106,11 +109,11 @@ def attention_flops_per_token(model: ModelShape, seq_len: int, recompute: Recomp
     Formula: ``12 * l * h * s``, times 4/3 with full recomputation, plus ``4 * l * h * s``
     with selective recomputation (which repeats exactly these products).
     """
-    attention = 12.0 * model.layers * model.hidden * seq_len
+    attention = 12.0 * model.layers * model.attention_width * seq_len
     if recompute is Recompute.FULL:
         return attention * 4.0 / 3.0
     if recompute is Recompute.SELECTIVE:
-        return attention + 4.0 * model.layers * model.hidden * seq_len
+        return attention + 4.0 * model.layers * model.attention_width * seq_len
     return attention
 
 
@@ -132,33 +135,81 @@ class GemmShape:
     linear_share: float = 1.0
 
 
-def gemm_penalty(shape: GemmShape, calibration: Calibration) -> float:
+REFERENCE_TFLOPS = 989.0
+"""Dense BF16 peak of the reference GPU (H100 SXM) at which the penalty constants are stated."""
+REFERENCE_FLOPS_PER_BYTE = 989.0 / 3.35
+"""Its dense BF16 FLOPs per byte of HBM bandwidth (989 TFLOP/s over 3.35 TB/s, datasheet)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Roofline:
+    """How much a GPU magnifies the non-GEMM work against the reference GPU (H100 SXM).
+
+    Attributes:
+        memory: factor on memory-bound work (``(peak/bandwidth / reference)^x``).
+        overhead: factor on fixed per-micro-batch overheads (``(peak / reference)^x``).
+    """
+
+    memory: float = 1.0
+    overhead: float = 1.0
+
+
+def roofline(gpu: GpuSpec, calibration: Calibration) -> Roofline:
+    """The penalty factors of ``gpu`` (``TrainingCalibration.roofline_exponent``).
+
+    Formula: memory-bound work (norms, activations, residuals, narrow GEMMs' operand traffic)
+    costs bytes, GEMMs cost FLOPs, so its time relative to the GEMMs grows with the GPU's
+    FLOPs per byte: ``((F/B) / (F/B)_ref)^x``; a fixed launch or host gap per micro-batch
+    grows with the peak: ``(F / F_ref)^x``. A GPU without a bandwidth figure keeps factor 1.
+    Source: Williams et al. 2009 (the roofline model); datasheet peaks and bandwidths in
+    data/gpus.toml.
+    """
+    x = calibration.training.roofline_exponent
+    peak = gpu.bf16_dense_tflops
+    if not x or peak is None:
+        return Roofline()
+    overhead = (peak / REFERENCE_TFLOPS) ** x
+    if not gpu.hbm_tbps:
+        return Roofline(overhead=overhead)
+    memory = (peak / gpu.hbm_tbps / REFERENCE_FLOPS_PER_BYTE) ** x
+    return Roofline(memory=memory, overhead=overhead)
+
+
+def gemm_penalty(
+    shape: GemmShape, calibration: Calibration, factors: Roofline | None = None
+) -> float:
     """Extra time of small GEMMs and non-GEMM work, relative to ideal large GEMMs.
 
-    Formula: ``w_half / w + T_half / T + h_half / h``. Each term is the time a narrow
-    dimension adds (tile quantisation and memory-bound prologues of thin GEMMs, launch gaps of
-    short micro-batches, norms/activations/softmax that grow like ``h`` while GEMMs grow like
-    ``h^2``); as costs in time they add.
+    Formula: ``r_m (w_half / w + h_half / h) + r_o T_half / T``. Each term is the time a
+    narrow dimension adds (tile quantisation and memory-bound prologues of thin GEMMs, launch
+    gaps of short micro-batches, norms/activations/residuals that grow like ``h`` while GEMMs
+    grow like ``h^2``); as costs in time they add. ``r_m`` and ``r_o`` are the GPU's roofline
+    factors (``roofline``; 1 on the reference GPU).
     """
     train = calibration.training
+    r = factors or Roofline()
     return (
-        train.gemm_width_half / shape.width
-        + train.gemm_tokens_half / shape.tokens
-        + train.hidden_half / shape.hidden
+        r.memory * (train.gemm_width_half / shape.width + train.hidden_half / shape.hidden)
+        + r.overhead * train.gemm_tokens_half / shape.tokens
     )
 
 
-def utilisation(calibration: Calibration, gpu_name: str, stack: Stack, shape: GemmShape) -> float:
+def utilisation(
+    calibration: Calibration,
+    gpu_name: str,
+    stack: Stack,
+    shape: GemmShape,
+    factors: Roofline | None = None,
+) -> float:
     """Achievable fraction of dense BF16 peak for the BF16 GEMMs one GPU runs.
 
-    Formula: ``u = u_max(gpu, stack) / (1 + penalty)`` (``gemm_penalty``). ``u_max`` is fitted
-    per GPU family and stack: the same GPU reaches different fractions of peak under
-    Megatron, PyTorch FSDP and DeepSpeed kernels.
+    Formula: ``u = u_max(gpu, stack) / (1 + penalty)`` (``gemm_penalty``), with
+    ``u_max = level(family) * level(stack)`` (``Calibration.u_max``): the family sets how
+    close its GEMMs come to peak, the stack scales that by the same factor on every family.
     Source: Megatron-LM 2021 weak scaling (44% -> 52% of peak as GEMMs grow); llm-foundry,
     NVIDIA DGXC and NeMo tables; scripts/calibrate.py.
     """
-    u_max = calibration.curve_for(gpu_name).u_max(stack)
-    return u_max / (1.0 + gemm_penalty(shape, calibration))
+    return calibration.u_max(gpu_name, stack) / (1.0 + gemm_penalty(shape, calibration, factors))
 
 
 def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
@@ -184,18 +235,22 @@ def achieved_tflops_per_gpu(
 ) -> float:
     """Sustained TFLOP/s of one GPU on a step's work.
 
-    Formula: ``bf16_peak * u_max / (a/g + (1 - a) + penalty)`` with ``a`` the linear share of
-    the FLOPs and ``g`` the calibrated FP8 GEMM speed-up (1 in BF16/FP16): FP8 only shortens
-    the math-bound part of the weight GEMMs; attention and the penalty's memory-bound work
-    run as in BF16, so large GEMMs gain more than small ones. In BF16 this is ``peak * u``.
-    Source: DGXC and NeMo BF16 vs FP8 step times (dgxc-*-fp8-*, nemo2407-*).
+    Formula: ``bf16_peak * u_max / (a/g + (1 - a)/e_att + penalty)`` with ``a`` the linear
+    share of the FLOPs, ``g`` the calibrated FP8 GEMM speed-up (1 in BF16/FP16) and ``e_att``
+    the attention products' rate relative to the GEMMs (``Calibration.attention_efficiency``
+    of the GPU's family): FP8 only
+    shortens the math-bound part of the weight GEMMs; attention (fused kernels, BF16) and the
+    penalty's memory-bound work run as in BF16, so large GEMMs gain more than small ones.
+    Source: DGXC and NeMo BF16 vs FP8 step times (dgxc-*-fp8-*, nemo2407-*); Dao 2023 and
+    Shah et al. 2024 (FlashAttention-2/3 reach a lower share of peak than dense GEMMs).
     """
     bf16 = peak_tflops(gpu, Precision.BF16)
     gain = 1.0
     if precision is Precision.FP8:
         peak_tflops(gpu, Precision.FP8)  # the GPU must support FP8
         gain = calibration.training.fp8_speedup
-    u_max = calibration.curve_for(gpu.name).u_max(stack)
+    u_max = calibration.u_max(gpu.name, stack)
     share = shape.linear_share
-    time_units = share / gain + (1.0 - share) + gemm_penalty(shape, calibration)
-    return bf16 * u_max / time_units
+    attention = (1.0 - share) / calibration.attention_efficiency(gpu.name)
+    penalty = gemm_penalty(shape, calibration, roofline(gpu, calibration))
+    return bf16 * u_max / (share / gain + attention + penalty)

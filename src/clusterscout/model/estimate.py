@@ -33,6 +33,9 @@ class EstimateResult:
     kind: str
     gpu: str
     result: Result
+    calibrated: bool = True
+    """False when the answer rests on a prior for the GPU's family (training estimates)."""
+    gpu_family: str = ""
 
 
 def cluster_spec(cluster: ClusterInput, gpu: GpuSpec) -> ClusterSpec:
@@ -45,6 +48,15 @@ def cluster_spec(cluster: ClusterInput, gpu: GpuSpec) -> ClusterSpec:
         per_node_gbps=cluster.per_node_gbps,
         gpudirect_rdma=cluster.gpudirect_rdma,
     )
+
+
+def estimate_training_figures(workload: TrainingWorkload, gpu: GpuSpec) -> None:
+    """Check that the GPU has the peak figures a training estimate needs.
+
+    Raises:
+        InputError: naming ``cluster.gpu`` (no BF16 figure) or ``workload.precision``.
+    """
+    _check_gpu_figures(workload, gpu)
 
 
 def _check_gpu_figures(workload: TrainingWorkload, gpu: GpuSpec) -> None:
@@ -70,7 +82,14 @@ def estimate(scenario: Scenario, gpu: GpuSpec, calibration: Calibration) -> Esti
         return EstimateResult("collective", gpu.name, collective(cluster, w, calibration))
     if isinstance(w, TrainingWorkload):
         _check_gpu_figures(w, gpu)
-        return EstimateResult("training", gpu.name, train_step(w, cluster, calibration))
+        family = calibration.family_for(gpu.name)
+        return EstimateResult(
+            "training",
+            gpu.name,
+            train_step(w, cluster, calibration),
+            calibrated=family.calibrated,
+            gpu_family=family.name,
+        )
     if isinstance(w, BatchWorkload):
         return EstimateResult("batch", gpu.name, batch(w, cluster))
     return EstimateResult("hpc", gpu.name, hpc(w, cluster, calibration))

@@ -41,6 +41,33 @@ class Recompute(StrEnum):
     FULL = "full"
 
 
+class Attention(StrEnum):
+    """How the attention score and value products run.
+
+    ``flash``: fused, tiled kernels that never write the ``s x s`` scores to memory
+    (FlashAttention, cuDNN/Transformer Engine fused attention, PyTorch SDPA; every current
+    stack, the default). ``unfused``: the scores are materialised and passed through separate
+    softmax/dropout kernels (Megatron-LM, DeepSpeed and most stacks before mid-2022).
+    """
+
+    FLASH = "flash"
+    UNFUSED = "unfused"
+
+
+class Routing(StrEnum):
+    """How a mixture-of-experts layer assigns tokens to experts (``dropless`` by default).
+
+    ``dropless``: every token reaches its experts, so the busiest expert sets the time
+    (learned routers are never perfectly balanced). ``capacity``: each expert takes at most
+    ``capacity_factor`` times its fair share and drops the rest. ``balanced``: the benchmark
+    forces an even split (NVIDIA's performance tables, NeMo AutoModel's balanced gate).
+    """
+
+    DROPLESS = "dropless"
+    CAPACITY = "capacity"
+    BALANCED = "balanced"
+
+
 class Precision(StrEnum):
     """Number format of the GEMMs (``fp16`` runs at the BF16 tensor-core rate).
 
@@ -149,6 +176,9 @@ class ModelShape:
             layers); the rest are MoE layers. Only the count matters to the model.
         kv_lora_rank: multi-head latent attention's compressed KV width (0: no MLA).
         qk_rope_head_dim: MLA's decoupled rotary key width, cached beside the latent.
+        head_dim: width of one attention head (0: ``hidden / heads``); Qwen3 and gpt-oss set
+            it apart from the model width, and an MLA model takes the mean of its query-key
+            and value head widths.
     """
 
     params: float
@@ -166,6 +196,13 @@ class ModelShape:
     dense_layers: int = 0
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
+    head_dim: int = 0
+
+    @property
+    def attention_width(self) -> int:
+        """Width of the attention score and value products: ``heads * head_dim`` (``hidden``
+        when the head width is the model width over the heads)."""
+        return self.heads * self.head_dim if self.head_dim else self.hidden
 
     @property
     def is_moe(self) -> bool:
@@ -240,6 +277,9 @@ class TrainingWorkload:
     stack: Stack = DEFAULT_STACK
     job: JobKind = JobKind.PRETRAIN
     lora_rank: int = DEFAULT_LORA_RANK
+    attention: Attention = Attention.FLASH
+    routing: Routing = Routing.DROPLESS
+    capacity_factor: float = 1.0
 
     @property
     def microbatches(self) -> int:

@@ -15,6 +15,7 @@ from clusterscout.model.inputs import (
     DEFAULT_LORA_RANK,
     DEFAULT_STACK,
     Algorithm,
+    Attention,
     BatchWorkload,
     CollectiveOp,
     CollectiveWorkload,
@@ -24,6 +25,7 @@ from clusterscout.model.inputs import (
     Parallelism,
     Precision,
     Recompute,
+    Routing,
     Sharding,
     Stack,
     TrainingWorkload,
@@ -267,6 +269,7 @@ _MODEL_KEYS = (
     "vocab",
     "ffn_hidden",
     "tied_embeddings",
+    "head_dim",
     *MOE_KEYS,
 )
 
@@ -324,7 +327,8 @@ def parse_model(value: Any) -> ModelShape:
         ffn_hidden=opt("ffn_hidden"),
         tied_embeddings=_optional_bool(obj, "tied_embeddings", prefix),
     )
-    return _moe_fields(obj, prefix, shape)
+    head_dim = _int(obj, "head_dim", prefix, default=0, minimum=0, maximum=100_000)
+    return _moe_fields(obj, prefix, replace(shape, head_dim=head_dim))
 
 
 _PAR_KEYS = ("tp", "pp", "cp", "vp", "dp", "ep", "sharding")
@@ -386,6 +390,9 @@ _TRAINING_KEYS = (
     "stack",
     "job",
     "lora_rank",
+    "attention",
+    "routing",
+    "capacity_factor",
 )
 
 
@@ -394,7 +401,9 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
 
     Defaults: ``micro_batch`` 1, ``precision`` bf16, every parallel degree 1 (dp derived),
     ``sharding`` none, ``recompute`` none, ``stack`` megatron, ``job`` pretrain (also
-    ``full_finetune``, ``lora``, ``qlora``; ``lora_rank`` 16 for the last two).
+    ``full_finetune``, ``lora``, ``qlora``; ``lora_rank`` 16 for the last two), ``attention``
+    flash (``unfused`` for stacks that materialise the attention scores); for an MoE model
+    ``routing`` dropless (or ``capacity`` with ``capacity_factor``, or ``balanced``).
     ``global_batch`` must be a multiple of ``dp * micro_batch`` and ``seq_len`` a multiple
     of ``cp``.
     """
@@ -423,6 +432,7 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
     if "lora_rank" in obj and not job.adapters:
         raise InputError("workload.lora_rank", "applies only to the lora and qlora jobs")
     rank = _int(obj, "lora_rank", prefix, default=DEFAULT_LORA_RANK, maximum=4096)
+    routing, capacity = _routing(obj, prefix, model)
     return TrainingWorkload(
         model=model,
         seq_len=seq_len,
@@ -434,7 +444,28 @@ def parse_training(obj: Mapping[str, Any], cluster: ClusterInput) -> TrainingWor
         stack=_enum(obj, "stack", prefix, Stack, DEFAULT_STACK),
         job=job,
         lora_rank=rank,
+        attention=_enum(obj, "attention", prefix, Attention, Attention.FLASH),
+        routing=routing,
+        capacity_factor=capacity,
     )
+
+
+def _routing(obj: Mapping[str, Any], prefix: str, model: ModelShape) -> tuple[Routing, float]:
+    """``routing`` (dropless, capacity or balanced) and ``capacity_factor`` of an MoE model.
+
+    Both apply only to mixture-of-experts models; ``capacity_factor`` (default 1, at most 16)
+    only with ``routing: capacity``.
+    """
+    if not model.is_moe:
+        for key in ("routing", "capacity_factor"):
+            if key in obj:
+                raise InputError(_path(prefix, key), "applies only to a mixture-of-experts model")
+        return Routing.DROPLESS, 1.0
+    routing = _enum(obj, "routing", prefix, Routing, Routing.DROPLESS)
+    if "capacity_factor" in obj and routing is not Routing.CAPACITY:
+        raise InputError(_path(prefix, "capacity_factor"), "applies only with routing capacity")
+    capacity = _number(obj, "capacity_factor", prefix, default=1.0, maximum=16.0)
+    return routing, capacity
 
 
 def parse_batch(obj: Mapping[str, Any]) -> BatchWorkload:

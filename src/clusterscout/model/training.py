@@ -23,11 +23,13 @@ from clusterscout.model.finetune import (
     frozen_weight_bytes,
 )
 from clusterscout.model.inputs import (
+    Attention,
     ClusterSpec,
     CollectiveOp,
     JobKind,
     Parallelism,
     Recompute,
+    Routing,
     Sharding,
     TrainingWorkload,
 )
@@ -175,27 +177,138 @@ def compute_time_s(
         rate = achieved_tflops_per_gpu(
             gpu, precision, stack, expert_gemm_shape(workload), calibration
         )
-        per_token += experts / (calibration.moe.expert_efficiency * rate) - experts / achieved
+        # the busiest expert sets the pace of the grouped GEMMs (routing_load)
+        slow = routing_load(workload, calibration) / calibration.moe.expert_efficiency
+        per_token += experts * slow / rate - experts / achieved
     overhead = QLORA_DEQUANT_OVERHEAD if workload.job is JobKind.QLORA else 1.0
-    return overhead * per_token * workload.tokens_per_step / (cluster.gpus * _TFLOP)
+    flops_s = overhead * per_token * workload.tokens_per_step / (cluster.gpus * _TFLOP)
+    memory_s = unfused_attention_s(workload, cluster, calibration)
+    return flops_s + memory_s + permute_s(workload, cluster, calibration)
+
+
+def routing_load(workload: TrainingWorkload, calibration: Calibration) -> float:
+    """Load of the busiest expert over the mean one, which every MoE layer waits for.
+
+    Formula: dropless routing ``iota`` (``moe.dropless_imbalance``, fitted: learned routers
+    leave some experts busier than others); capacity routing ``min(c, iota)`` (tokens beyond
+    ``c`` times the fair share are dropped); forced balance 1. 1 for a dense model.
+    Source: Lepikhin et al. 2020 (capacity factor); Gale et al. 2023 (MegaBlocks, dropless
+    MoE); Megatron-Core MoE docs (token dropping, force-balanced benchmarking).
+    """
+    if not workload.model.is_moe or workload.routing is Routing.BALANCED:
+        return 1.0
+    iota = calibration.moe.dropless_imbalance
+    if workload.routing is Routing.CAPACITY:
+        return min(workload.capacity_factor, iota)
+    return iota
+
+
+def permute_s(workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration) -> float:
+    """Token permutation and fixed per-layer time of the MoE layers in one step (0 if dense).
+
+    Formula: ``(L_moe/pp) * (m * t_0 + (B s/(dp cp tp)) * k * h * beta / BW)``: a fixed
+    ``t_0`` per MoE layer per micro-batch (``moe.layer_overhead_s``: router, index bookkeeping,
+    launches of small kernels), and the permutation traffic: each GPU copies each of its
+    tokens ``k`` times into expert order before the grouped GEMMs and back after them, forward
+    and backward; ``beta`` bytes move per hidden element of a copy (``moe.permute_bytes``,
+    fitted). Memory-bound, so it weighs most on small experts, where few FLOPs follow each
+    copy. ``BW`` is the GPU's HBM bandwidth (no cost without a figure).
+    Source: Megatron-Core MoE token dispatcher (permute/unpermute); Gale et al. 2023.
+    """
+    model, par = workload.model, workload.parallelism
+    if not model.is_moe:
+        return 0.0
+    # fixed cost per MoE layer per micro-batch (router, bookkeeping, small-kernel launches)
+    fixed = model.moe_layers / par.pp * workload.microbatches * calibration.moe.layer_overhead_s
+    beta = calibration.moe.permute_bytes
+    if not beta or not cluster.gpu.hbm_tbps:
+        return fixed
+    tokens = workload.global_batch * workload.seq_len / (par.dp * par.cp * par.tp)
+    copies = model.moe_layers / par.pp * tokens * model.top_k
+    return fixed + copies * model.hidden * beta / (cluster.gpu.hbm_tbps * 1e12)
+
+
+def unfused_attention_s(
+    workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calibration
+) -> float:
+    """Memory time of materialised attention scores in one step (0 with flash attention).
+
+    Formula: ``(l/pp) * (B/dp) * (a/tp) * (s/cp) * s * beta / BW``: each GPU holds the scores
+    of its ``a/tp`` heads for its ``s/cp`` queries against all ``s`` keys, per layer of its
+    stage and per sequence of its replica; ``beta`` bytes move per score element forward and
+    backward (write of the product, scale/mask/softmax, dropout and their gradients;
+    ``unfused_attention_bytes``, fitted), times 4/3 when recomputation repeats the forward
+    pass. ``BW`` is the GPU's HBM bandwidth (no cost without a bandwidth figure).
+    Source: Dao et al. 2022 (FlashAttention §1: standard attention is bound by these reads
+    and writes); Korthikanti et al. 2022 §4 (the ``5 a s^2 b`` activation bytes per layer).
+    """
+    beta = calibration.training.unfused_attention_bytes
+    gpu = cluster.gpu
+    if workload.attention is not Attention.UNFUSED or not beta or not gpu.hbm_tbps:
+        return 0.0
+    par, model = workload.parallelism, workload.model
+    seq = workload.seq_len
+    scores = (
+        model.layers
+        / par.pp
+        * workload.global_batch
+        / par.dp
+        * model.heads
+        / par.tp
+        * seq
+        / par.cp
+        * seq
+    )
+    again = 4.0 / 3.0 if workload.recompute is not Recompute.NONE else 1.0
+    return scores * beta * again / (gpu.hbm_tbps * 1e12)
+
+
+def last_stage_layers(layers: int, pp: int, output_layers: float) -> float:
+    """Work of the busiest pipeline rank, in layers, when the layers are split to balance it.
+
+    The last rank also runs the output layer (``output_layers`` layers' worth of work); a
+    stack that balances stages gives it fewer transformer layers (Megatron-Core's
+    ``--decoder-last-pipeline-num-layers`` and ``account_for_loss_in_pipeline_split``,
+    torchtitan's weighted split, Llama 3's one layer fewer on the first and last stage), so
+    the busiest rank holds ``T = min over n of max(ceil((l - n)/(pp - 1)), n + k)``: whole
+    layers make the balance inexact by up to about one layer.
+
+    >>> last_stage_layers(32, 4, 0.0), last_stage_layers(32, 4, 2.0), last_stage_layers(30, 4, 0.0)
+    (8.0, 9.0, 8.0)
+    """
+    if pp == 1:
+        return layers + output_layers
+    centre = (layers - output_layers * (pp - 1)) / pp
+    low = max(0, math.floor(centre) - 1)
+    high = min(layers, math.ceil(centre) + 1)
+    return float(
+        min(
+            max(math.ceil((layers - n) / (pp - 1)), n + output_layers) for n in range(low, high + 1)
+        )
+    )
 
 
 def stage_imbalance_s(workload: TrainingWorkload, compute_s: float) -> float:
-    """Extra time of the busiest pipeline stage: the one that also holds the output layer.
+    """Extra time of the busiest pipeline stage over the mean one.
 
-    Formula: ``t_compute * (pp - 1) * F_out / F`` with ``F_out = 6 h V`` the output
-    projection's FLOPs per token and ``F`` the model's: the layers are split evenly, the
-    output layer (and the loss over the vocabulary) sits on the last stage, and every stage
-    waits for the slowest. Zero without pipeline parallelism.
-    Source: Megatron-LM's default layer split (``--pipeline-model-parallel-size``; embeddings
-    on the first and last stage); Narayanan et al. 2021 §3.
+    Formula: ``t_compute * (T / ((l + k) / pp) - 1)`` with ``T`` the busiest rank's work in
+    layers (``last_stage_layers``, layers split to balance the output layer) and ``k = F_out /
+    F_layer`` the output layer's training FLOPs (``6 h V``) in layers (``F_layer`` one
+    layer's share of the model FLOPs); every stage waits for the busiest. ``t_compute`` is
+    the mean rank's time. Zero without pipeline parallelism.
+    Source: Narayanan et al. 2021 §3; Llama 3 paper §3.3.2 (pipeline balancing); the
+    Megatron-Core options above.
     """
     pp = workload.parallelism.pp
     if pp == 1:
         return 0.0
     model = workload.model
     output = 6.0 * model.hidden * model.vocab
-    return compute_s * (pp - 1) * output / model_flops_per_token(model, workload.seq_len)
+    per_layer = max(model_flops_per_token(model, workload.seq_len) - output, 1.0) / model.layers
+    k = output / per_layer
+    mean = (model.layers + k) / pp
+    busiest = last_stage_layers(model.layers, pp, k)
+    return compute_s * max(busiest / mean - 1.0, 0.0)
 
 
 def bubble_time_s(compute_s: float, pp: int, vp: int, microbatches: int) -> float:
@@ -213,8 +326,11 @@ def tp_comm(workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calib
     Formula: ``(l/pp) * m * k * t_allreduce(b * s/cp * h * 2 B)`` over the TP group, with
     ``k = 4`` all-reduces per layer per micro-batch (2 forward, 2 backward; the same volume as
     sequence parallelism's all-gather + reduce-scatter), ``k = 6`` with full recomputation;
-    ``tp_overlap`` of it is hidden behind compute, the rest exposed.
-    Source: Narayanan et al. 2021 §3.2; Korthikanti et al. 2023.
+    the stack's ``tp_overlap`` of it is hidden behind compute (Megatron-Core and NeMo split
+    the GEMMs and overlap the pieces with the collectives, Transformer Engine userbuffers),
+    the rest exposed.
+    Source: Narayanan et al. 2021 §3.2; Korthikanti et al. 2023; Wang et al. 2023
+    ("Overlap communication with dependent computation via decomposition", ASPLOS).
     """
     par = workload.parallelism
     if par.tp == 1:
@@ -231,7 +347,7 @@ def tp_comm(workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calib
     )
     ops = 6 if workload.recompute is Recompute.FULL else 4
     total = workload.model.layers / par.pp * workload.microbatches * ops * per_op
-    hidden = total * calibration.training.tp_overlap
+    hidden = total * calibration.stack(workload.stack).tp_overlap
     return CommTime(total - hidden, hidden)
 
 
@@ -248,7 +364,7 @@ def cp_comm(workload: TrainingWorkload, cluster: ClusterSpec, calibration: Calib
         return CommTime(0.0, 0.0)
     model = workload.model
     place = place_group(par.cp, par.tp, cluster.gpus_per_node)
-    kv_dim = model.hidden * model.kv_heads / model.heads
+    kv_dim = model.attention_width * model.kv_heads / model.heads
     message = 2.0 * workload.micro_batch * workload.seq_len * kv_dim * BF16_BYTES / par.tp
     gather = group_time_s(
         cluster, CollectiveOp.ALL_GATHER, message, place.ranks_per_node, place.nodes, calibration
@@ -322,7 +438,9 @@ def all_to_all_comm(
         calibration,
     )
     ops = 6 if workload.recompute is Recompute.FULL else 4
+    # the busiest expert's rank receives the most tokens, and every rank waits for it
     total = model.moe_layers / par.pp * workload.microbatches * ops * per_op
+    total *= routing_load(workload, calibration)
     exposed = total * calibration.moe.all_to_all_exposed
     return CommTime(exposed, total - exposed)
 
@@ -559,23 +677,46 @@ def training_result(
     The planner already has the breakdown of the layout it chose; this spares computing it twice.
     """
     step = parts.total_s
-    tokens = workload.tokens_per_step
-    flops = (
-        model_flops_per_token(workload.model, workload.seq_len, workload.job, workload.lora_rank)
-        * tokens
-    )
-    tflops = flops / (cluster.gpus * step) / _TFLOP
+    speed = step_speed(workload, cluster, step)
     mem = memory_per_gpu(workload, cluster.gpu, calibration)
     return TrainingResult(
         step_time_s=step,
-        tokens_per_s_per_gpu=tokens / (cluster.gpus * step),
-        model_tflops_per_gpu=tflops,
-        mfu=tflops / peak_tflops(cluster.gpu, workload.precision),
+        tokens_per_s_per_gpu=speed.tokens_per_s_per_gpu,
+        model_tflops_per_gpu=speed.model_tflops_per_gpu,
+        mfu=speed.mfu,
         scaling_efficiency=scaling_efficiency(workload, cluster, step, calibration),
         memory_gib_per_gpu=mem.total_gib,
         fits=mem.fits,
         breakdown=parts,
         memory=mem,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpeed:
+    """The speed outputs of one step time (``training_result`` and check-model share them)."""
+
+    tokens_per_s_per_gpu: float
+    model_tflops_per_gpu: float
+    mfu: float
+
+
+def step_speed(workload: TrainingWorkload, cluster: ClusterSpec, step_s: float) -> StepSpeed:
+    """Throughput, model TFLOP/s and MFU of a step of ``step_s`` seconds.
+
+    Formulas: ``tokens/s/GPU = B*s/(n*t)``; ``model TFLOP/s/GPU = F_model*B*s/(n*t)``;
+    ``mfu = model TFLOP/s / dense peak in the step's precision``.
+    """
+    tokens = workload.tokens_per_step
+    flops = (
+        model_flops_per_token(workload.model, workload.seq_len, workload.job, workload.lora_rank)
+        * tokens
+    )
+    tflops = flops / (cluster.gpus * step_s) / _TFLOP
+    return StepSpeed(
+        tokens_per_s_per_gpu=tokens / (cluster.gpus * step_s),
+        model_tflops_per_gpu=tflops,
+        mfu=tflops / peak_tflops(cluster.gpu, workload.precision),
     )
 
 

@@ -105,6 +105,7 @@ class OptionRow:
     rank_by_cost: int
     rank_by_time: int
     batch_note: str = ""
+    calibrated: bool = True
 
 
 def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
@@ -143,6 +144,7 @@ def option_rows(
                 pareto=o.pareto,
                 rank_by_cost=o.rank_by_cost,
                 rank_by_time=o.rank_by_time,
+                calibrated=o.calibrated,
             )
         )
     return rows
@@ -180,6 +182,7 @@ class GpuRow:
     one_node_fits: bool
     one_node_time: str
     nodes_for_deadline: str = ""
+    calibrated: bool = True
 
 
 def gpu_rows(fmt: Formatter, verdicts: Sequence[GpuVerdict]) -> list[GpuRow]:
@@ -201,6 +204,7 @@ def gpu_rows(fmt: Formatter, verdicts: Sequence[GpuVerdict]) -> list[GpuRow]:
                 nodes_for_deadline=fmt.number(v.nodes_for_deadline)
                 if v.nodes_for_deadline is not None
                 else fmt.gettext("none within the node limit"),
+                calibrated=v.calibrated,
             )
         )
     return rows

@@ -421,6 +421,13 @@ class LayoutOut(_Out):
     global_batch: int = Field(description="sequences per optimizer step")
 
 
+_CALIBRATED_DOC = (
+    "true when the GPU's family speed was fitted on at least five of its own published "
+    "measurements; false when it rests on a prior (a measured ratio to another family), so "
+    "the figure is less certain than the error band says"
+)
+
+
 class PlanOptionOut(_Out):
     """One way to run the job on one offer."""
 
@@ -445,6 +452,10 @@ class PlanOptionOut(_Out):
         description="seconds of one step by cause, as the estimate's breakdown_s (compute, "
         "bubble, tp_comm, dp_comm_exposed, all_to_all, ...)",
     )
+    calibrated: bool = Field(
+        description=_CALIBRATED_DOC + "; options with false are ranked after every calibrated one"
+    )
+    gpu_family: str = Field(description="the GPU family whose calibration the option uses")
 
 
 class ExclusionOut(_Out):
@@ -478,6 +489,7 @@ class GpuVerdictOut(_Out):
         description="fewest nodes of a priced offer of this GPU that finish within the "
         "deadline; null when none does within the node limit"
     )
+    calibrated: bool = Field(description=_CALIBRATED_DOC)
 
 
 class ModelShapeOut(_Out):
@@ -687,6 +699,8 @@ def _option(o: PlanOption) -> PlanOptionOut:
         rank_by_cost=o.rank_by_cost,
         rank_by_time=o.rank_by_time,
         breakdown_s=dict(o.breakdown),
+        calibrated=o.calibrated,
+        gpu_family=o.gpu_family,
     )
 
 
@@ -703,6 +717,7 @@ def _verdict(v: GpuVerdict) -> GpuVerdictOut:
         one_node_time_hours=v.one_node_time_hours,
         one_node_layout=_layout(v.one_node_layout) if v.one_node_layout else None,
         nodes_for_deadline=v.nodes_for_deadline,
+        calibrated=v.calibrated,
     )
 
 
@@ -783,8 +798,10 @@ class TrainingEstimateOut(_Out):
     fits: bool
     breakdown_s: dict[str, float] = Field(
         description="compute, stage_imbalance, bubble, tp_comm, cp_comm, pp_comm, "
-        "dp_comm_exposed, overlap_slowdown, straggler"
+        "dp_comm_exposed, all_to_all, overlap_slowdown, straggler"
     )
+    calibrated: bool = Field(description=_CALIBRATED_DOC)
+    gpu_family: str = Field(description="the GPU family whose calibration the estimate uses")
 
 
 class BatchEstimateOut(_Out):
@@ -839,6 +856,8 @@ def estimate_out(
             memory_gib_per_gpu=r.memory_gib_per_gpu,
             fits=r.fits,
             breakdown_s=dict(r.breakdown.as_dict()),
+            calibrated=answer.calibrated,
+            gpu_family=answer.gpu_family,
         )
     if isinstance(r, BatchResult):
         return BatchEstimateOut(

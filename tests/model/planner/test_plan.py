@@ -10,7 +10,8 @@ import pytest
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.inputs import JobKind, Precision, Stack
+from clusterscout.model.inputs import ClusterSpec, JobKind, Precision, Stack
+from clusterscout.model.memory import total_gib
 from clusterscout.model.planner import layouts as layouts_module
 from clusterscout.model.planner.layouts import (
     LayoutSearch,
@@ -22,7 +23,7 @@ from clusterscout.model.planner.layouts import (
 )
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.reasons import ExclusionReason
-from clusterscout.model.planner.request import PlanRequest
+from clusterscout.model.planner.request import PlanRequest, job_for
 from clusterscout.model.planner.results import PlanOffer, PlanOption
 from clusterscout.model.presets import PRESETS, find_preset
 from clusterscout.model.training import compute_time_s, step_breakdown, train_step
@@ -414,3 +415,35 @@ def test_the_step_memo_starts_over_at_its_bound(
         assert memo.compute(w, cluster) == compute_time_s(w, cluster, cal)
         assert len(memo._compute) <= 3
     assert memo.compute(workloads[0], cluster) == compute_time_s(workloads[0], cluster, cal)
+
+
+def test_h200s_memory_buys_lighter_parallelism_than_h100_on_the_same_job(
+    cal: Calibration,
+) -> None:
+    search = LayoutSearch(job_for(PlanRequest(preset="70B", tokens=1e11)), cal)
+    h100 = next(g for g in GPUS if g.name == "H100-SXM-80GB")
+    h200 = next(g for g in GPUS if g.name == "H200-SXM-141GB")
+    lighter = 0
+    for nodes in (4, 8, 16, 32, 64):
+        a = search.best(ClusterSpec(h100, 8, nodes, IB, 3200, True))
+        b = search.best(ClusterSpec(h200, 8, nodes, IB, 3200, True))
+        assert a is not None and b is not None
+        pa, pb = a.workload.parallelism, b.workload.parallelism
+        # the same SMs and clocks, but 141 GB: never more model parallelism, never slower
+        assert pb.tp * pb.pp <= pa.tp * pa.pp
+        assert b.job_seconds <= a.job_seconds
+        ours = (pb.tp * pb.pp, -b.workload.micro_batch)
+        lighter += ours < (pa.tp * pa.pp, -a.workload.micro_batch)
+    assert lighter >= 1
+
+
+def test_the_search_tries_larger_micro_batches_only_where_they_fit(cal: Calibration) -> None:
+    job = job_for(PlanRequest(preset="8B", tokens=1e11))
+    h100 = next(g for g in GPUS if g.name == "H100-SXM-80GB")
+    small = replace(h100, memory_gib=30.0)
+    roomy = fitting_workloads(job, h100, 8, 64, cal)
+    assert {1, 2} <= {w.micro_batch for w in roomy}
+    tight = fitting_workloads(job, small, 8, 64, cal)
+    # every larger micro-batch tried still fits; less memory leaves fewer of them
+    assert all(w.micro_batch == 1 or total_gib(w) <= 30.0 * 0.9 for w in tight)
+    assert sum(w.micro_batch > 1 for w in tight) < sum(w.micro_batch > 1 for w in roomy)

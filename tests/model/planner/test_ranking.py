@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clusterscout.model.inputs import Recompute, Sharding
 from clusterscout.model.planner.ranking import pick, rank
 from clusterscout.model.planner.reasons import ExclusionReason
@@ -36,3 +38,19 @@ def test_rank_orders_by_cost_and_marks_ranks_and_the_front() -> None:
     assert [o.rank_by_cost for o in ranked] == [1, 2, 3]
     assert [o.rank_by_time for o in ranked] == [2, 1, 3]
     assert [o.pareto for o in ranked] == [True, True, False]  # c is dearer and slower than a
+
+
+def test_uncalibrated_options_rank_after_every_calibrated_one_and_off_the_front() -> None:
+    measured_dear = option("h100", 500, 10)
+    prior_cheap = replace(option("mi300x", 100, 5), calibrated=False, gpu_family="MI300X")
+    ranked = rank([prior_cheap, measured_dear])
+    # cheaper and faster, but its speed is a prior: it comes second in both rankings
+    assert [o.offer.offer_id for o in ranked] == ["h100", "mi300x"]
+    assert [(o.rank_by_cost, o.rank_by_time) for o in ranked] == [(1, 1), (2, 2)]
+    assert [o.pareto for o in ranked] == [True, False]
+    # with no calibrated option left, the front is drawn over the uncalibrated ones
+    dominated = replace(
+        prior_cheap, offer=replace(prior_cheap.offer, offer_id="x"), cost_usd=900, time_hours=50
+    )
+    only = rank([prior_cheap, dominated])
+    assert [o.pareto for o in only] == [True, False]

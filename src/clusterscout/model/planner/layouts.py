@@ -35,6 +35,11 @@ REFERENCE_NODE_GPUS: Final = 8
 _TP_CHOICES: Final = (1, 2, 4, 8)
 _PP_CHOICES: Final = (1, 2, 4, 8, 16, 32, 64)
 _VP_CHOICES: Final = (4, 2, 1)
+_MICRO_BATCHES: Final = (1, 2, 4)
+"""Micro-batch sizes tried once a layout fits at 1: a GPU with more memory (H200 against
+H100) can hold two or four sequences per micro-batch, which halves or quarters FSDP's
+per-micro-step gathers and lengthens each overlap window; the bubble grows with it, so the
+step model decides."""
 _MAX_GPUS_SEARCH: Final = 1 << 20
 STEP_MEMO_ENTRIES: Final = 32_768
 """Most answers of each kind a ``StepMemo`` keeps before it starts over (a few MiB)."""
@@ -106,15 +111,17 @@ def _workload(
     sharding: Sharding,
     recompute: Recompute,
     ep: int = 1,
+    micro_batch: int = 1,
 ) -> TrainingWorkload:
-    # The batch must split evenly over data-parallel ranks: the nearest multiple of dp (at
-    # least dp). The job's tokens stay fixed, so a larger batch means fewer steps (Job.steps_for).
-    batch = max(dp, round(job.global_batch / dp) * dp)
+    # The batch must split evenly over data-parallel ranks and micro-batches: the nearest
+    # multiple of dp * micro_batch (at least one). The job's tokens stay fixed, so a larger
+    # batch means fewer steps (Job.steps_for).
+    batch = _workload_batch(job, dp, micro_batch)
     return TrainingWorkload(
         model=job.model,
         seq_len=job.seq_len,
         global_batch=batch,
-        micro_batch=1,
+        micro_batch=micro_batch,
         precision=job.precision,
         parallelism=Parallelism(tp=tp, pp=pp, cp=1, dp=dp, vp=vp, sharding=sharding, ep=ep),
         recompute=recompute,
@@ -184,7 +191,8 @@ def _moe_workloads(
 def fitting_workloads(
     job: Job, gpu: GpuSpec, gpus_per_node: int, gpus: int, calibration: Calibration
 ) -> list[TrainingWorkload]:
-    """Per (tp, sharding, recompute): the smallest pipeline depth that fits memory.
+    """Per (tp, sharding, recompute): the smallest pipeline depth that fits memory, at one
+    sequence per micro-batch and at 2 and 4 where those fit too.
 
     FSDP is tried without pipelining only (how it is used in practice); more pipeline
     stages than needed only add bubble, so the first fitting depth is kept. MoE models also
@@ -229,7 +237,28 @@ def _fitting(
                     w = _workload(job, tp, pp, _vp(job.model.layers, pp), dp, sharding, recompute)
                     if _fits(w, capacity):
                         yield w
+                        yield from _larger_micro_batches(job, w, capacity)
                         break
+
+
+def _larger_micro_batches(
+    job: Job, fitted: TrainingWorkload, capacity: float
+) -> Iterator[TrainingWorkload]:
+    """``fitted`` with 2 and 4 sequences per micro-batch, while they fit and the job's batch
+    gives every data-parallel rank at least that many sequences."""
+    dp = fitted.parallelism.dp
+    for mb in _MICRO_BATCHES[1:]:
+        if job.global_batch < dp * mb:
+            return
+        w = replace(fitted, micro_batch=mb, global_batch=_workload_batch(job, dp, mb))
+        if not _fits(w, capacity):
+            return
+        yield w
+
+
+def _workload_batch(job: Job, dp: int, micro_batch: int) -> int:
+    unit = dp * micro_batch
+    return max(unit, round(job.global_batch / unit) * unit)
 
 
 class StepMemo:

@@ -53,6 +53,7 @@ def _candidates(
     """
     per_node = offer.gpus_per_node or 0
     price = offer.usd_per_gpu_hour or 0.0
+    family = search.calibration.family_for(gpu.name)
     networked = offer.fabric is not None and offer.per_node_gbps is not None
     cap = min(request.max_nodes, offer.max_nodes or request.max_nodes) if networked else 1
     out: list[PlanOption] = []
@@ -102,6 +103,8 @@ def _candidates(
                 mfu=mfu,
                 steps=steps,
                 breakdown=parts,
+                calibrated=family.calibrated,
+                gpu_family=family.name,
             )
         )
     return out
@@ -146,8 +149,10 @@ def plan(
     fastest one, both within budget and deadline (the request's, else 90 days). Spot prices
     are not used across nodes unless the request allows them. Options are sorted by cost,
     with their rank by time and the Pareto front (no other option both cheaper and faster)
-    marked. The verdict needs multi-node unless one 8-GPU node both holds the job and meets
-    the deadline; it names the fewest nodes that meet it, per GPU model and overall.
+    marked; options on a GPU whose family is not calibrated come after every calibrated one
+    and carry ``calibrated = False`` (``ranking.rank``). The verdict needs multi-node unless
+    one 8-GPU node both holds the job and meets the deadline; it names the fewest nodes that
+    meet it, per GPU model and overall.
 
     Raises:
         InputError: for an invalid request (field named) or an unknown GPU filter.

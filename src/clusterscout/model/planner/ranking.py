@@ -31,25 +31,37 @@ def pick(
 def rank(options: Sequence[PlanOption]) -> tuple[PlanOption, ...]:
     """Options sorted by cost, with their rank by cost and by time and the Pareto front marked.
 
-    An option is on the front when no other option is both no dearer and no slower, and
-    strictly better in one of the two.
+    Options on a GPU whose family is not calibrated (its speed rests on a prior, not on its
+    own measurements) come after every calibrated option, in both rankings: a borrowed or
+    prior figure never outranks a measured one. Within each group the order is by cost (or
+    time). The Pareto front is drawn over the calibrated options (over all of them when none
+    is calibrated): an option is on it when no other option of that set is both no dearer
+    and no slower, and strictly better in one of the two.
     """
-    by_cost = sorted(options, key=lambda o: (o.cost_usd, o.time_hours, o.offer.offer_id))
+    by_cost = sorted(
+        options, key=lambda o: (not o.calibrated, o.cost_usd, o.time_hours, o.offer.offer_id)
+    )
     time_rank = {
         id(o): i + 1
         for i, o in enumerate(
-            sorted(options, key=lambda o: (o.time_hours, o.cost_usd, o.offer.offer_id))
+            sorted(
+                options,
+                key=lambda o: (not o.calibrated, o.time_hours, o.cost_usd, o.offer.offer_id),
+            )
         )
     }
+    front_set = [o for o in options if o.calibrated] or list(options)
+    eligible = {id(o) for o in front_set}
     marked = []
     for i, o in enumerate(by_cost):
         dominated = any(
             p.cost_usd <= o.cost_usd
             and p.time_hours <= o.time_hours
             and (p.cost_usd < o.cost_usd or p.time_hours < o.time_hours)
-            for p in options
+            for p in front_set
         )
+        on_front = id(o) in eligible and not dominated
         marked.append(
-            replace(o, pareto=not dominated, rank_by_cost=i + 1, rank_by_time=time_rank[id(o)])
+            replace(o, pareto=on_front, rank_by_cost=i + 1, rank_by_time=time_rank[id(o)])
         )
     return tuple(marked)

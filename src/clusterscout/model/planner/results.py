@@ -91,6 +91,9 @@ class GpuVerdict:
     one_node_time_hours: float | None
     one_node_layout: Layout | None
     nodes_for_deadline: int | None = None
+    calibrated: bool = True
+    """False when the GPU's family has fewer than five fitted measurements: its speed rests on a
+    prior (``Calibration.family_for``), and every answer says so."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +101,9 @@ class PlanOption:
     """One way to run the job on one offer.
 
     ``steps`` trains the job's tokens with the layout's global batch (fewer steps when data
-    parallelism needed a larger batch than the job's).
+    parallelism needed a larger batch than the job's). ``calibrated`` is False when the GPU's
+    family rests on a prior (fewer than five fitted measurements); such options are ranked
+    after every calibrated one (``ranking.rank``).
     """
 
     offer: PlanOffer
@@ -115,6 +120,8 @@ class PlanOption:
     rank_by_time: int = 0
     breakdown: Mapping[str, float] = field(default_factory=dict)
     """Seconds of one step by cause (``StepBreakdown.as_dict``: compute, all_to_all, ...)."""
+    calibrated: bool = True
+    gpu_family: str = ""
 
     @property
     def gpus(self) -> int:

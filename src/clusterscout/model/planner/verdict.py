@@ -54,4 +54,5 @@ def gpu_verdict(search: LayoutSearch, gpu: GpuSpec) -> GpuVerdict:
         one_node_fits=best is not None,
         one_node_time_hours=job_hours(best.steps, best.step_time_s) if best else None,
         one_node_layout=layout_of(best.workload) if best else None,
+        calibrated=search.calibration.family_for(gpu.name).calibrated,
     )
