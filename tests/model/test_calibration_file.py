@@ -12,6 +12,7 @@ from clusterscout.catalog.calibration import (
     parse_calibration,
 )
 from clusterscout.domain.models import FabricKind
+from clusterscout.model.calibration import MoeCalibration
 from clusterscout.model.inputs import Stack
 from tests.model.conftest import DATA_DIR
 
@@ -141,3 +142,17 @@ def test_an_older_serving_table_gets_neutral_defaults() -> None:
     assert inference is not None
     assert inference.prefill_efficiency == 0.28 and inference.kv_bandwidth_efficiency == 0.7
     assert inference.layer_overhead_s == 0 and inference.evidence == {}
+
+
+def test_a_file_without_moe_tables_gets_neutral_moe_constants() -> None:
+    cal = parse_calibration(TEXT[: TEXT.index("[moe]")])
+    assert cal.moe == MoeCalibration()
+    assert cal.band_for(moe=True) == cal.error_band_pct
+
+
+def test_the_default_prior_lists_no_gpus() -> None:
+    start = TEXT.index('[families."default"]')
+    table = TEXT[start : TEXT.index("\n\n", start)]
+    with_gpu = table.replace("gpus = []", 'gpus = ["H100-PCIe-80GB"]')
+    with pytest.raises(CalibrationError, match=r"families\.default: the prior lists no GPUs"):
+        parse_calibration(TEXT.replace(table, with_gpu))

@@ -351,6 +351,7 @@ def test_ratio_check_compares_the_models_ratio_with_the_published_one() -> None:
     ratios = [
         {"id": "r", "benchmark": "x", "a": "a", "b": "b", "value": 2.0, "confidence": "high"},
         {"id": "gone", "a": "a", "b": "missing", "value": 2.0},
+        {"id": "zero", "a": "a", "b": "b", "value": 0},
     ]
     checked, skipped = ratio_checks(ratios, rows)
     (r,) = checked
@@ -358,7 +359,8 @@ def test_ratio_check_compares_the_models_ratio_with_the_published_one() -> None:
     assert r.predicted == pytest.approx(2.5)
     assert r.error_pct == pytest.approx(25.0)
     assert (r.gpu_a, r.gpu_b) == ("H100-SXM-80GB", "A100-SXM-80GB")
-    assert [u.id for u in skipped] == ["gone"] and "missing" in skipped[0].reason
+    assert [u.id for u in skipped] == ["gone", "zero"] and "missing" in skipped[0].reason
+    assert "not a positive ratio" in skipped[1].reason
 
 
 def test_the_stored_ratios_name_points_of_two_gpu_families(cal: Calibration) -> None:

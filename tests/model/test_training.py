@@ -31,6 +31,7 @@ from clusterscout.model.training import (
     compute_time_s,
     cp_comm,
     dp_comm,
+    last_stage_layers,
     place_group,
     pp_comm_time_s,
     reference_shape,
@@ -249,3 +250,9 @@ def test_unfused_attention_costs_memory_time_that_grows_with_the_square_of_the_s
     # per GPU: 2 layers x 1 sequence x 8 heads x s^2 scores x 40 bytes over 2 TB/s
     assert cost(1000, Attention.UNFUSED) == pytest.approx(2 * 8 * 1000**2 * 40 / 2e12)
     assert cost(2000, Attention.UNFUSED) == pytest.approx(4 * cost(1000, Attention.UNFUSED))
+
+
+def test_without_pipeline_the_one_stage_holds_every_layer_and_the_output_layer() -> None:
+    assert last_stage_layers(32, 1, 2.0) == 34.0
+    # with stages, balancing gives the last stage fewer transformer layers, never more work
+    assert last_stage_layers(32, 4, 2.0) < 32 / 4 + 2.0
