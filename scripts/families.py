@@ -134,7 +134,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "MI355X",
-        ("MI355X-288GB",),
+        ("MI355X-288GB", "MI350X-288GB"),
         "MI300X",
         1.0,
         "CDNA4, a new die and kernels (AMD Instinct MI350 series); no MAMF figure published: "
