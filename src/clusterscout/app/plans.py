@@ -9,7 +9,7 @@ from sqlalchemy import Connection
 
 from clusterscout.app.estimates import require_finite, stored_calibration
 from clusterscout.app.inputs import parse_plan
-from clusterscout.app.market import on_demand_trusted
+from clusterscout.app.market import on_demand_trusted as on_demand_trusted
 from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.records import record_price
