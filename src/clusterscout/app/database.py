@@ -69,7 +69,7 @@ def validate(data_dir: Path) -> LoadResult:
         texts = catalog_texts(result.catalog)
         result.problems.extend(translation_problems(data_dir, texts))
         load_launch(data_dir, result.problems, result.catalog)
-        brackets = load_brackets(data_dir, result.catalog.gpus, result.problems)
+        brackets, _ = load_brackets(data_dir, result.catalog.gpus, result.problems)
         result.problems.extend(check_offers(brackets, result.catalog.offers))
         load_changes(data_dir, result.problems, result.catalog, datetime.now(UTC).date())
     return result

@@ -13,13 +13,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PositiveFloat
+from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
 from clusterscout.catalog.load import _Resolver, _sources_by_id
 from clusterscout.catalog.problems import Problem
 from clusterscout.catalog.reading import _read_toml, _rel, _validate
 from clusterscout.catalog.schema import Lax, ShortText, Slug, SourceIn, Text, _Strict
-from clusterscout.domain.brackets import FabricBracket
+from clusterscout.domain.brackets import FabricBracket, NodeSize
 from clusterscout.domain.models import FabricKind, GpuSpec, Offer, Source
 
 BRACKETS_FILE = "fabric_brackets.toml"
@@ -33,6 +33,15 @@ class GenerationIn(_Strict):
     id: Slug
     name: ShortText
     gpus: list[ShortText] = Field(min_length=1)
+    gpus_per_node: PositiveInt | None = None
+    gpus_per_node_source: Slug | None = None
+
+    @model_validator(mode="after")
+    def _sized_with_source(self) -> GenerationIn:
+        if (self.gpus_per_node is None) != (self.gpus_per_node_source is None):
+            msg = "gpus_per_node and gpus_per_node_source go together"
+            raise ValueError(msg)
+        return self
 
 
 class BracketIn(_Strict):
@@ -55,21 +64,26 @@ class BracketsFileIn(_Strict):
     brackets: list[BracketIn] = Field(min_length=1)
 
 
-def load_brackets(
-    data_dir: Path, gpus: Iterable[GpuSpec], problems: list[Problem]
-) -> tuple[FabricBracket, ...]:
-    """Read fabric_brackets.toml (optional: none when absent); problems say what is wrong."""
+Brackets = tuple[tuple[FabricBracket, ...], tuple[NodeSize, ...]]
+
+
+def load_brackets(data_dir: Path, gpus: Iterable[GpuSpec], problems: list[Problem]) -> Brackets:
+    """Read fabric_brackets.toml (optional: none when absent): its brackets and node sizes.
+
+    Problems say what is wrong.
+    """
     path = data_dir / BRACKETS_FILE
     if not path.exists():
-        return ()
+        return (), ()
     label = _rel(path, data_dir)
     raw = _read_toml(path, label, problems)
     parsed = _validate(BracketsFileIn, raw, label, problems) if raw is not None else None
     if parsed is None:
-        return ()
+        return (), ()
     res = _Resolver(_sources_by_id(parsed.sources, label, problems), label, problems)
     known = {g.name for g in gpus}
     generations: dict[str, tuple[str, ...]] = {}
+    sizes: list[NodeSize] = []
     seen_gpu: dict[str, str] = {}
     for i, g in enumerate(parsed.generations):
         where = f"generations[{i}]"
@@ -83,6 +97,10 @@ def load_brackets(
                 problems.append(Problem(label, f"{where}.gpus", msg))
             seen_gpu.setdefault(name, g.id)
         generations[g.id] = tuple(g.gpus)
+        if g.gpus_per_node is not None and g.gpus_per_node_source is not None:
+            src = res.one(g.gpus_per_node_source, f"{where}.gpus_per_node_source")
+            if src is not None:
+                sizes.append(NodeSize(g.id, tuple(g.gpus), g.gpus_per_node, src))
     out: list[FabricBracket] = []
     pairs: set[tuple[FabricKind, str]] = set()
     for i, b in enumerate(parsed.brackets):
@@ -114,7 +132,7 @@ def load_brackets(
                 note=b.note,
             )
         )
-    return tuple(out)
+    return tuple(out), tuple(sizes)
 
 
 def check_offers(brackets: Iterable[FabricBracket], offers: Iterable[Offer]) -> list[Problem]:
@@ -134,12 +152,29 @@ def check_offers(brackets: Iterable[FabricBracket], offers: Iterable[Offer]) -> 
     return problems
 
 
-def brackets_json(brackets: Iterable[FabricBracket]) -> list[dict[str, Any]]:
-    """The brackets as stored with the build (and read back by ``brackets_from_json``)."""
+def _src(s: Source) -> dict[str, Any]:
+    return {"id": s.id, "url": s.url, "checked_on": s.checked_on.isoformat()}
 
-    def src(s: Source) -> dict[str, Any]:
-        return {"id": s.id, "url": s.url, "checked_on": s.checked_on.isoformat()}
 
+def brackets_json(brackets: Brackets) -> dict[str, Any]:
+    """The brackets and node sizes as stored with the build (read by ``brackets_from_json``)."""
+    fabric, sizes = brackets
+    return {
+        "brackets": _brackets_json(fabric),
+        "node_sizes": [
+            {
+                "generation": s.generation,
+                "gpus": list(s.gpus),
+                "gpus_per_node": s.gpus_per_node,
+                "source": _src(s.source),
+            }
+            for s in sizes
+        ],
+    }
+
+
+def _brackets_json(brackets: Iterable[FabricBracket]) -> list[dict[str, Any]]:
+    src = _src
     return [
         {
             "fabric": b.fabric.value,
@@ -155,12 +190,21 @@ def brackets_json(brackets: Iterable[FabricBracket]) -> list[dict[str, Any]]:
     ]
 
 
-def brackets_from_json(data: Iterable[dict[str, Any]]) -> tuple[FabricBracket, ...]:
-    """The brackets stored by ``brackets_json``."""
+def _source(s: dict[str, Any]) -> Source:
+    return Source(id=s["id"], url=s["url"], checked_on=date.fromisoformat(s["checked_on"]))
 
-    def src(s: dict[str, Any]) -> Source:
-        return Source(id=s["id"], url=s["url"], checked_on=date.fromisoformat(s["checked_on"]))
 
+def brackets_from_json(data: dict[str, Any]) -> Brackets:
+    """The brackets and node sizes stored by ``brackets_json``."""
+    sizes = tuple(
+        NodeSize(s["generation"], tuple(s["gpus"]), int(s["gpus_per_node"]), _source(s["source"]))
+        for s in data["node_sizes"]
+    )
+    return _brackets_from_json(data["brackets"]), sizes
+
+
+def _brackets_from_json(data: Iterable[dict[str, Any]]) -> tuple[FabricBracket, ...]:
+    src = _source
     return tuple(
         FabricBracket(
             fabric=FabricKind(b["fabric"]),

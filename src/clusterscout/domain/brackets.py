@@ -30,6 +30,21 @@ class FabricBracket:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeSize:
+    """GPUs per node of a GPU generation's standard board, for offers that do not state it."""
+
+    generation: str
+    gpus: tuple[str, ...]
+    gpus_per_node: int
+    source: Source
+
+
+def node_size_for(sizes: Iterable[NodeSize], gpu: str) -> NodeSize | None:
+    """The standard node size of ``gpu``'s generation, or None."""
+    return next((s for s in sizes if gpu in s.gpus), None)
+
+
+@dataclass(frozen=True, slots=True)
 class NetworkCase:
     """One end of an assumed network: fabric kind, Gbit/s per node and GPUDirect RDMA."""
 
