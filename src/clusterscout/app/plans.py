@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from sqlalchemy import Connection
 
 from clusterscout.app.estimates import require_finite, stored_calibration
 from clusterscout.app.inputs import parse_plan
-from clusterscout.app.market import on_demand_trusted
+from clusterscout.app.market import market_references, on_demand_trusted
 from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
 from clusterscout.catalog.brackets import BRACKETS_META_KEY, Brackets, brackets_from_json
 from clusterscout.catalog.filters import OfferFilter
@@ -207,5 +208,12 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
     entered = buyer_prices(body, records)
     offers = [plan_offer(r, tier, brackets, entered.get(r["id"]), sizes) for r in records]
     result = plan(request, offers, rentable_gpus(conn), stored_calibration(conn))
+    if result.on_request:
+        refs = market_references(market_records(conn))
+        wanted = {o.offer.gpu for o in result.on_request}
+        result = replace(
+            result,
+            market_references={g: r.to_dict() for g, r in refs.items() if g in wanted},
+        )
     require_finite(result, "plan")
     return result

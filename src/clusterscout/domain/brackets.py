@@ -117,8 +117,9 @@ def assume_network(
         found = [b for k in OPEN_MARKET_FABRICS if (b := bracket_for(brackets, k, gpu))]
         if not found:
             return None
-        low_b = min(found, key=lambda b: (b.low_gbps, b.fabric is not FabricKind.ETHERNET))
-        high_b = max(found, key=lambda b: (b.high_gbps, b.fabric is FabricKind.INFINIBAND))
+        # On a tie the slower kind is the pessimistic end: Ethernet, then RoCE, then InfiniBand.
+        low_b = min(found, key=lambda b: (b.low_gbps, OPEN_MARKET_FABRICS[::-1].index(b.fabric)))
+        high_b = max(found, key=lambda b: (b.high_gbps, OPEN_MARKET_FABRICS[::-1].index(b.fabric)))
         fields.append("fabric")
         low_kind, high_kind = low_b.fabric, high_b.fabric
         used: tuple[FabricBracket, ...] = tuple(dict.fromkeys((low_b, high_b)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from clusterscout.domain.brackets import AssumedNetwork
 from clusterscout.domain.models import FabricKind
@@ -266,6 +266,8 @@ class PlanResult:
     on_request: tuple[PlanOption, ...] = ()
     """Options of offers without a price: time and GPU-hours, ``cost_usd`` is GPU-hours
     (costed at one dollar), never shown as money; fewest GPU-hours first."""
+    market_references: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """GPU model -> the market reference the caller drew for it (other offers' prices)."""
 
     @property
     def by_time(self) -> tuple[PlanOption, ...]:
