@@ -55,6 +55,15 @@ def minimum_hours(record: Mapping[str, Any], tier: str | None) -> float | None:
     return max(found) if found else None
 
 
+_BILLING_STEP_HOURS: Final = {
+    "per_hour": 1.0,
+    "per_day": 24.0,
+    "per_week": 168.0,
+    "per_month": 730.0,
+}
+"""Billing granularities that round a run up (finer ones are not worth modelling)."""
+
+
 def reach(record: Mapping[str, Any]) -> int | None:
     """The most nodes an offer record sells, listed or by quote; None when unknown."""
     counts = [n for n in (record.get("max_nodes"), record.get("max_nodes_by_quote")) if n]
@@ -66,7 +75,10 @@ def price_as_of(record: Mapping[str, Any], tier: str | None, price: float | None
     days = [
         str(p["as_of"])
         for p in record.get("prices") or ()
-        if p["tier"] == tier and price is not None and float(p["usd_per_gpu_hour"]) == price
+        if p["tier"] == tier
+        and p.get("as_of")
+        and price is not None
+        and float(p["usd_per_gpu_hour"]) == price
     ]
     return max(days) if days else None
 
@@ -100,6 +112,9 @@ def plan_offer(
     assumed = assume_network(
         brackets, record["gpu"], kind, record.get("per_node_gbps"), record.get("gpudirect_rdma")
     )
+    billing = record.get("billing") or {}
+    step = _BILLING_STEP_HOURS.get(billing.get("granularity") or "")
+    term = minimum_hours(record, tier)
     per_node = record.get("gpus_per_node")
     size = node_size_for(sizes, record["gpu"]) if per_node is None else None
     return PlanOffer(
@@ -114,7 +129,9 @@ def plan_offer(
         max_nodes=reach(record),
         usd_per_gpu_hour=price,
         price_tier=tier,
-        minimum_hours=minimum_hours(record, tier),
+        minimum_hours=term,
+        billing_increment_hours=step,
+        billing_known=bool(billing.get("granularity") or term),
         assumed=assumed,
         price_source=source,
         price_as_of=as_of,

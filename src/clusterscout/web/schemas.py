@@ -524,6 +524,20 @@ class PlanOptionOut(_Out):
         description="[optimistic, pessimistic] USD, like time_hours_range (null without a price)",
     )
     gpu_hours: float = Field(default=0.0, description="GPU-hours of the run (pessimistic end)")
+    billed_hours: float = Field(
+        default=0.0,
+        description="hours paid: time_hours raised to the offer's billing minimum or term and "
+        "to whole billing steps (per hour, per day) where the catalog knows them",
+    )
+    minimum_applied: bool = Field(
+        default=False,
+        description="true when the run is shorter than the billing minimum or term and pays it",
+    )
+    billing_known: bool = Field(
+        default=False,
+        description="false when the catalog does not know the offer's billing granularity, "
+        "minimum or term: cost_usd then bills the run's hours as they are",
+    )
     assumed: str | None = Field(
         default=None, description='what the option rests on, e.g. "assumed 800-3200 Gbit/s"'
     )
@@ -871,6 +885,9 @@ def _option(o: PlanOption) -> PlanOptionOut:
         time_hours_range=_range(o.time_hours_best, o.time_hours),
         cost_usd_range=_range(o.cost_usd_best, o.cost_usd),
         gpu_hours=o.gpus * o.time_hours,
+        billed_hours=o.billed_hours,
+        minimum_applied=(o.offer.minimum_hours or 0) > o.time_hours,
+        billing_known=o.offer.billing_known,
         assumed=_option_assumed(o),
     )
 

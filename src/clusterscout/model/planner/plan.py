@@ -120,13 +120,20 @@ def _candidates(
             continue
         w, step_s, steps, eff, mfu, parts = entry
         hours = job_hours(steps, step_s)
-        # A run shorter than the offer's minimum term still pays the minimum.
-        cost = job_cost_usd(price, nodes * per_node, billed_hours(hours, offer.minimum_hours))
+        # A run shorter than the offer's minimum term still pays the minimum, and an hourly
+        # bill pays whole hours.
+        cost = job_cost_usd(
+            price,
+            nodes * per_node,
+            billed_hours(hours, offer.minimum_hours, offer.billing_increment_hours),
+        )
         best_hours = best_cost = None
         if offer.assumed is not None and nodes > 1 and ends[-1] is not None:
             best_hours = job_hours(ends[-1][2], ends[-1][1])
             best_cost = job_cost_usd(
-                price, nodes * per_node, billed_hours(best_hours, offer.minimum_hours)
+                price,
+                nodes * per_node,
+                billed_hours(best_hours, offer.minimum_hours, offer.billing_increment_hours),
             )
         out.append(
             PlanOption(

@@ -12,6 +12,7 @@ from typing import Any, Final
 from clusterscout.domain.brackets import AssumedNetwork
 from clusterscout.domain.models import FabricKind
 from clusterscout.domain.units import GIB
+from clusterscout.model.cost import billed_hours
 from clusterscout.model.inputs import (
     DEFAULT_STACK,
     JobKind,
@@ -44,6 +45,10 @@ class PlanOffer:
     """The network's two ends when its Gbit/s, fabric or GPUDirect RDMA is unknown."""
     price_source: str | None = None
     """``published`` (the catalog's), ``buyer`` (entered with the request) or None (no price)."""
+    billing_increment_hours: float | None = None
+    """The billing step in hours (1 when billed per started hour); None: finer or unknown."""
+    billing_known: bool = False
+    """True when the catalog records how the offer bills (granularity, minimum or a term)."""
     gpus_per_node_assumed: bool = False
     """True when the offer does not state its node size and its generation's board is used."""
     price_as_of: str | None = None
@@ -141,6 +146,14 @@ class PlanOption:
     def gpu_hours(self) -> float:
         """GPU-hours billed at the pessimistic end (what a price on request multiplies)."""
         return self.gpus * self.time_hours
+
+    @property
+    def billed_hours(self) -> float:
+        """Hours paid at the pessimistic end: the billing minimum or term and whole billing
+        steps applied (``cost.billed_hours``)."""
+        return billed_hours(
+            self.time_hours, self.offer.minimum_hours, self.offer.billing_increment_hours
+        )
 
     @property
     def gpus(self) -> int:
