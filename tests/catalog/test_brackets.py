@@ -7,6 +7,7 @@ from pathlib import Path
 
 from clusterscout.catalog.brackets import (
     BRACKETS_FILE,
+    Brackets,
     brackets_from_json,
     brackets_json,
     check_offers,
@@ -26,7 +27,7 @@ checked_on = 2026-12-01
 """
 
 
-def _load(tmp_path: Path, body: str) -> tuple[object, list[Problem]]:
+def _load(tmp_path: Path, body: str) -> tuple[Brackets, list[Problem]]:
     (tmp_path / BRACKETS_FILE).write_text(GOOD_HEAD + body, encoding="utf-8")
     catalog = load_catalog(DATA).catalog
     assert catalog is not None
