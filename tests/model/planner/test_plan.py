@@ -138,6 +138,22 @@ def test_an_assumed_network_ranks_by_its_slow_end_and_says_so(cal: Calibration) 
     assert Assumption.PRICE_ON_REQUEST.value not in out["assumptions"]
 
 
+def test_an_unstated_node_size_is_a_reason_and_billing_steps_round_up(cal: Calibration) -> None:
+    unsized = replace(offer("h100-unsized"), gpus_per_node=None)
+    hourly = replace(offer("h100-hourly"), billing_increment_hours=24.0, billing_known=True)
+    result = plan(PlanRequest(preset="7B", tokens=1e9), [unsized, hourly], GPUS, cal)
+    assert [(e.offer.offer_id, e.reason) for e in result.excluded] == [
+        ("h100-unsized", ExclusionReason.UNKNOWN_GPUS_PER_NODE)
+    ]
+    # A short run billed per day pays a whole day on every GPU it uses.
+    for o in result.options:
+        assert o.time_hours < 24
+        assert o.billed_hours == 24.0
+        assert o.cost_usd == pytest.approx(2.5 * o.gpus * 24)
+    out = plan_json(result)
+    assert {o["billing_known"] for o in out["options"]} == {True}
+
+
 @pytest.mark.parametrize(("held_out", "band"), [(None, 20.0), (31.0, 31.0)])
 def test_error_band_is_the_held_out_p90_when_measured(
     cal: Calibration, held_out: float | None, band: float

@@ -143,11 +143,6 @@ class PlanOption:
     """The cost at the optimistic end, like ``time_hours_best``."""
 
     @property
-    def gpu_hours(self) -> float:
-        """GPU-hours billed at the pessimistic end (what a price on request multiplies)."""
-        return self.gpus * self.time_hours
-
-    @property
     def billed_hours(self) -> float:
         """Hours paid at the pessimistic end: the billing minimum or term and whole billing
         steps applied (``cost.billed_hours``)."""
