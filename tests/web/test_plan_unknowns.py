@@ -6,6 +6,13 @@ import pytest
 from web_support import LANGS, TRANSLATED, TestClient, visible_text
 
 Q70 = "?max_nodes=64&model=70B&precision=bf16&tokens=5e10"
+
+
+def _priced(prices: str) -> str:
+    """The canonical plan URL with ``prices`` (parameters sorted, as the page redirects to)."""
+    return f"?max_nodes=64&model=70B&precision=bf16&prices={prices}&tokens=5e10"
+
+
 ON_REQUEST_ENGLISH = ("Price on request", "Market reference", "Prices you were quoted")
 
 
@@ -23,7 +30,7 @@ def test_unpriced_offers_are_listed_on_request(client: TestClient, lang: str) ->
 
 
 def test_a_quoted_price_ranks_the_offer_and_is_labelled(client: TestClient) -> None:
-    r = client.get(f"/en/plan/{Q70}&prices=beta-h100-eth%3D2.5")
+    r = client.get(f"/en/plan/{_priced('beta-h100-eth%3D2.5')}")
     assert r.status_code == 200
     options = r.text[r.text.index('class="plan-options"') :]
     options = options[: options.index("</table>")]
@@ -35,10 +42,10 @@ def test_a_quoted_price_ranks_the_offer_and_is_labelled(client: TestClient) -> N
 
 
 def test_a_bad_quoted_price_is_a_400_naming_it(client: TestClient) -> None:
-    r = client.get(f"/en/plan/{Q70}&prices=nope%3D2")
+    r = client.get(f"/en/plan/{_priced('nope%3D2')}")
     assert r.status_code == 400
     assert "nope" in r.text
-    long = client.get(f"/en/plan/{Q70}&prices={'x' * 500}")
+    long = client.get(f"/en/plan/{_priced('x' * 500)}")
     assert long.status_code == 400
 
 
