@@ -10,7 +10,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Any, Final
 
-from clusterscout.app.plans import on_demand_trusted
+from clusterscout.app.market import on_demand_trusted
 from clusterscout.domain.errors import InputError
 from clusterscout.model.cost import billed_hours
 
