@@ -12,6 +12,7 @@ from clusterscout.app.inputs import parse_plan
 from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.records import record_price
+from clusterscout.catalog.reliability import default_reliability
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.request import PlanRequest
@@ -126,6 +127,8 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
     request, f, records = plan_inputs(conn, body)
     tier = f.price_tier.value if f.price_tier else None
     offers = [plan_offer(r, tier) for r in records]
-    result = plan(request, offers, rentable_gpus(conn), stored_calibration(conn))
+    result = plan(
+        request, offers, rentable_gpus(conn), stored_calibration(conn), default_reliability()
+    )
     require_finite(result, "plan")
     return result

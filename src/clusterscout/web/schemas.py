@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clusterscout.launch.request import FormatResult, LaunchAnswer
 from clusterscout.model.collectives import CollectiveResult
 from clusterscout.model.estimate import EstimateResult
+from clusterscout.model.goodput import Goodput, Reliability
 from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 from clusterscout.model.planner.results import (
     Exclusion,
@@ -428,6 +429,43 @@ _CALIBRATED_DOC = (
 )
 
 
+class GoodputOut(_Out):
+    """What interruptions add to one option (see the plan's ``reliability``)."""
+
+    goodput: float = Field(
+        description="share of wall-clock time that trains, 0 to 1 (0: the run never finishes)"
+    )
+    expected_interruptions: float | None = Field(
+        description="unplanned interruptions expected over the run; null when it never finishes"
+    )
+    time_with_interruptions_hours: float | None = Field(
+        description="wall-clock hours including restarts and work done again"
+    )
+    added_hours: float | None = Field(description="hours the interruptions add")
+    cost_with_interruptions_usd: float | None = Field(
+        description="the option's cost including the hours interruptions add"
+    )
+    added_usd: float | None = Field(description="what the interruptions add to the cost")
+
+
+class ReliabilityOut(_Out):
+    """The figures behind every option's goodput, and where they come from."""
+
+    failures_per_million_gpu_hours: float
+    checkpoint_minutes: float
+    restart_minutes: float
+    minutes_lost_per_interruption: float = Field(
+        description="restart time plus half a checkpoint interval of work done again"
+    )
+    source: str = Field(description="where the default failure rate comes from")
+    source_url: str
+    checkpoint_source_url: str = Field(description="where the default checkpoint interval is from")
+    restart_assumed: bool = Field(
+        description="true when the default restart time is an assumption, not a published figure"
+    )
+    given: list[str] = Field(description="the figures the request gave in place of the defaults")
+
+
 class PlanOptionOut(_Out):
     """One way to run the job on one offer."""
 
@@ -456,6 +494,11 @@ class PlanOptionOut(_Out):
         description=_CALIBRATED_DOC + "; options with false are ranked after every calibrated one"
     )
     gpu_family: str = Field(description="the GPU family whose calibration the option uses")
+    goodput: GoodputOut | None = Field(
+        default=None,
+        description="expected interruptions and the time and cost they add; time_hours and "
+        "cost_usd stay failure-free",
+    )
 
 
 class ExclusionOut(_Out):
@@ -618,6 +661,38 @@ class PlanOut(_Out):
     serving: ServingOut | None = Field(
         default=None, description="the inference sizing; null for training jobs"
     )
+    reliability: ReliabilityOut | None = Field(
+        default=None, description="failure rate, checkpoint and restart behind each goodput"
+    )
+
+
+def _goodput(g: Goodput | None) -> GoodputOut | None:
+    if g is None:
+        return None
+    return GoodputOut(
+        goodput=g.goodput,
+        expected_interruptions=g.expected_interruptions,
+        time_with_interruptions_hours=g.time_hours,
+        added_hours=g.added_hours,
+        cost_with_interruptions_usd=g.cost_usd,
+        added_usd=g.added_usd,
+    )
+
+
+def _reliability(r: Reliability | None) -> ReliabilityOut | None:
+    if r is None:
+        return None
+    return ReliabilityOut(
+        failures_per_million_gpu_hours=r.failures_per_million_gpu_hours,
+        checkpoint_minutes=r.checkpoint_minutes,
+        restart_minutes=r.restart_minutes,
+        minutes_lost_per_interruption=r.minutes_lost_per_interruption,
+        source=r.source,
+        source_url=r.source_url,
+        checkpoint_source_url=r.checkpoint_source_url,
+        restart_assumed=r.restart_assumed,
+        given=list(r.given),
+    )
 
 
 def _serving(sp: ServingPlan) -> ServingOut:
@@ -701,6 +776,7 @@ def _option(o: PlanOption) -> PlanOptionOut:
         breakdown_s=dict(o.breakdown),
         calibrated=o.calibrated,
         gpu_family=o.gpu_family,
+        goodput=_goodput(o.goodput),
     )
 
 
@@ -760,6 +836,7 @@ def plan_out(result: PlanResult) -> PlanOut:
         job=result.job.value,
         lora_rank=result.lora_rank,
         serving=_serving(result.serving) if result.serving is not None else None,
+        reliability=_reliability(result.reliability),
     )
 
 

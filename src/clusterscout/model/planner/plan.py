@@ -10,6 +10,7 @@ from clusterscout.domain.models import GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.collectives import canonical_network
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
+from clusterscout.model.goodput import Reliability, goodput_of
 from clusterscout.model.inputs import ClusterSpec, JobKind, TrainingWorkload
 from clusterscout.model.planner.layouts import (
     LayoutSearch,
@@ -46,6 +47,7 @@ def _candidates(
     offer: PlanOffer,
     gpu: GpuSpec,
     cache: dict[tuple[Any, ...], _Step],
+    reliability: Reliability | None = None,
 ) -> list[PlanOption]:
     """The best option at every node count the offer reaches (one node without a network).
 
@@ -105,6 +107,9 @@ def _candidates(
                 breakdown=parts,
                 calibrated=family.calibrated,
                 gpu_family=family.name,
+                goodput=None
+                if reliability is None
+                else goodput_of(hours, nodes * per_node, price, reliability, offer.minimum_hours),
             )
         )
     return out
@@ -139,6 +144,7 @@ def plan(
     offers: Sequence[PlanOffer],
     gpus: Sequence[GpuSpec],
     calibration: Calibration,
+    reliability: Reliability | None = None,
 ) -> PlanResult:
     """Answer "do I need multi-node?" and rank the offers that can host the job.
 
@@ -152,7 +158,9 @@ def plan(
     marked; options on a GPU whose family is not calibrated come after every calibrated one
     and carry ``calibrated = False`` (``ranking.rank``). The verdict needs multi-node unless
     one 8-GPU node both holds the job and meets the deadline; it names the fewest nodes that
-    meet it, per GPU model and overall.
+    meet it, per GPU model and overall. Given ``reliability`` (the request's own figures
+    replace its defaults), every option also carries its goodput: the interruptions expected
+    and the time and cost they add; ranking, budget and deadline stay on failure-free figures.
 
     Raises:
         InputError: for an invalid request (field named) or an unknown GPU filter.
@@ -160,6 +168,12 @@ def plan(
     if request.job is JobKind.INFERENCE:
         return plan_serving(request, offers, gpus, calibration)
     job = job_for(request)
+    if reliability is not None:
+        reliability = reliability.overridden(
+            request.failures_per_million_gpu_hours,
+            request.checkpoint_minutes,
+            request.restart_minutes,
+        )
     choice = choose_gpus(gpus, request.gpu, job.precision, has_figures)
     # One search for the whole plan: the verdicts and every offer share its memory-fit answers.
     search = LayoutSearch(job, calibration)
@@ -176,7 +190,7 @@ def plan(
         if reason is not None or gpu is None:
             excluded.append(Exclusion(offer, reason or ExclusionReason.UNKNOWN_GPU))
             continue
-        candidates = _candidates(search, request, offer, gpu, cache)
+        candidates = _candidates(search, request, offer, gpu, cache, reliability)
         if not candidates:
             excluded.append(Exclusion(offer, _no_candidate_reason(offer, request)))
             continue
@@ -217,4 +231,5 @@ def plan(
         allow_spot=request.allow_spot,
         job=job.kind,
         lora_rank=job.lora_rank if job.kind.adapters else None,
+        reliability=reliability,
     )

@@ -11,6 +11,7 @@ from typing import Final
 
 from clusterscout.domain.models import FabricKind
 from clusterscout.domain.units import GIB
+from clusterscout.model.goodput import Goodput, Reliability
 from clusterscout.model.inputs import (
     DEFAULT_STACK,
     JobKind,
@@ -122,6 +123,8 @@ class PlanOption:
     """Seconds of one step by cause (``StepBreakdown.as_dict``: compute, all_to_all, ...)."""
     calibrated: bool = True
     gpu_family: str = ""
+    goodput: Goodput | None = None
+    """Expected interruptions and what they add (None when the plan was given no reliability)."""
 
     @property
     def gpus(self) -> int:
@@ -244,6 +247,8 @@ class PlanResult:
     job: JobKind = JobKind.PRETRAIN
     lora_rank: int | None = None
     serving: ServingPlan | None = None
+    reliability: Reliability | None = None
+    """The failure rate, checkpoint interval and restart time behind the options' goodput."""
 
     @property
     def by_time(self) -> tuple[PlanOption, ...]:
