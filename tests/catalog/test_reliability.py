@@ -1,4 +1,4 @@
-"""data/reliability.toml: the goodput defaults load, agree with their counts, and refuse bad files."""
+"""data/reliability.toml: the goodput defaults load, match their counts, refuse bad files."""
 
 from __future__ import annotations
 
