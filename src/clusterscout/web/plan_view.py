@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.app.insights import ScalingCurve
+from clusterscout.model.goodput import Reliability
 from clusterscout.model.planner.results import (
     MIN_SERVING_POINTS,
     Exclusion,
@@ -106,6 +107,54 @@ class OptionRow:
     rank_by_time: int
     batch_note: str = ""
     calibrated: bool = True
+    goodput: str = ""
+    interruptions: str = ""
+    added_time: str = ""
+    added_cost: str = ""
+
+
+def goodput_cells(fmt: Formatter, option: PlanOption) -> dict[str, str]:
+    """Goodput, expected interruptions and the time and cost they add ('' without figures)."""
+    g = option.goodput
+    if g is None:
+        return {}
+    if g.time_hours is None or g.added_hours is None or g.added_usd is None:
+        never = fmt.gettext("never finishes")
+        return {"goodput": fmt.percent(0.0), "interruptions": never}
+    return {
+        "goodput": fmt.percent(g.goodput, digits=1),
+        "interruptions": fmt.fixed(g.expected_interruptions or 0.0, 1),
+        "added_time": duration(fmt, g.added_hours),
+        "added_cost": fmt.usd_whole(g.added_usd),
+    }
+
+
+def reliability_note(fmt: Formatter, reliability: Reliability | None) -> str:
+    """What the goodput columns assume, in the page's language ('' without figures)."""
+    if reliability is None:
+        return ""
+    text = fmt.gettext(
+        "Goodput is the share of the run's hours that train. It assumes %(rate)s unplanned "
+        "interruptions per million GPU-hours, a "
+        "checkpoint every %(checkpoint)s minutes, of which half is lost on average at each "
+        "interruption, and %(restart)s minutes to restart. Time and cost in the other columns "
+        "are without interruptions; the last two columns are what interruptions add."
+    ) % {
+        "rate": fmt.fixed(reliability.failures_per_million_gpu_hours, 1),
+        "checkpoint": fmt.number(reliability.checkpoint_minutes),
+        "restart": fmt.number(reliability.restart_minutes),
+    }
+    text += " " + fmt.gettext(
+        "The default failure rate is the one Meta reported for its Llama 3 training run."
+    )
+    if reliability.restart_assumed and "restart_minutes" not in reliability.given:
+        text += " " + fmt.gettext(
+            "No published restart time was found: the restart time is our assumption; "
+            "enter your own in the form."
+        )
+    if reliability.given:
+        text += " " + fmt.gettext("Figures you entered replace the defaults.")
+    return text
 
 
 def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
@@ -145,6 +194,7 @@ def option_rows(
                 rank_by_cost=o.rank_by_cost,
                 rank_by_time=o.rank_by_time,
                 calibrated=o.calibrated,
+                **goodput_cells(fmt, o),
             )
         )
     return rows
