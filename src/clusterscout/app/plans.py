@@ -9,7 +9,7 @@ from sqlalchemy import Connection
 
 from clusterscout.app.estimates import require_finite, stored_calibration
 from clusterscout.app.inputs import parse_plan
-from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
+from clusterscout.app.offers import find_offers, gpu_names, gpu_specs, list_providers
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.records import record_price
 from clusterscout.catalog.reliability import default_reliability
@@ -67,7 +67,11 @@ def reach(record: Mapping[str, Any]) -> int | None:
     return max(counts) if counts else None
 
 
-def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
+def plan_offer(
+    record: Mapping[str, Any],
+    tier: str | None = None,
+    storage: Mapping[str, Any] | None = None,
+) -> PlanOffer:
     """The planner's view of an offer record: reach, fabric and the price a run would pay.
 
     The price is ``tier``'s when given, else the first tier of ``TIER_PREFERENCE`` it has. An
@@ -91,6 +95,8 @@ def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
         usd_per_gpu_hour=price,
         price_tier=tier,
         minimum_hours=minimum_hours(record, tier),
+        storage_usd_per_gib_month=(storage or {}).get("usd_per_gib_month"),
+        egress_usd_per_gib=(storage or {}).get("egress_usd_per_gib"),
     )
 
 
@@ -126,7 +132,9 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
     """
     request, f, records = plan_inputs(conn, body)
     tier = f.price_tier.value if f.price_tier else None
-    offers = [plan_offer(r, tier) for r in records]
+    # The all-in cost needs each provider's storage and egress prices.
+    storage = {p["slug"]: p.get("storage") for p in list_providers(conn, None).records}
+    offers = [plan_offer(r, tier, storage.get(r["provider"])) for r in records]
     result = plan(
         request, offers, rentable_gpus(conn), stored_calibration(conn), default_reliability()
     )

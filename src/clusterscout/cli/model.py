@@ -293,6 +293,7 @@ _OPTION_COLUMNS = (
     Column("interrupts", right=True),
     Column("+ hours", right=True),
     Column("+ USD", right=True),
+    Column("all-in USD", right=True),
 )
 
 UNCALIBRATED_NOTE = (
@@ -323,6 +324,16 @@ def _goodput_cells(option: PlanOption) -> list[str]:
     ]
 
 
+def _all_in_cell(option: PlanOption) -> str:
+    """Compute, storage and egress in one total, or which price is unknown."""
+    a = option.all_in
+    if a is None:
+        return ""
+    if a.total_usd is None:
+        return "unknown: " + ", ".join(a.unknown)
+    return f"{a.total_usd:,.0f}"
+
+
 def _reliability_line(result: PlanResult) -> str | None:
     """What the goodput columns assume, and where it comes from."""
     r = result.reliability
@@ -337,7 +348,9 @@ def _reliability_line(result: PlanResult) -> str | None:
         f"million GPU-hours ({r.source}, {r.source_url}), a checkpoint every "
         f"{r.checkpoint_minutes:g} min (half of it lost per interruption) and {restart}{given}. "
         "Hours and cost columns are failure-free; '+ hours' and '+ USD' are what "
-        "interruptions add."
+        "interruptions add. 'all-in USD' adds shared storage for one checkpoint and the "
+        "tokenized dataset over the run and moving the weights out, where the catalog knows "
+        "both prices."
     )
 
 
@@ -388,6 +401,7 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 "★" if o.pareto else "",
                 "yes" if o.calibrated else "no (prior)",
                 *_goodput_cells(o),
+                _all_in_cell(o),
             ]
         )
     title = (

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.app.insights import ScalingCurve
+from clusterscout.model.allin import EGRESS_PRICE, STORAGE_PRICE
 from clusterscout.model.goodput import Reliability
 from clusterscout.model.planner.results import (
     MIN_SERVING_POINTS,
@@ -111,6 +112,23 @@ class OptionRow:
     interruptions: str = ""
     added_time: str = ""
     added_cost: str = ""
+    all_in: str = ""
+
+
+UNKNOWN_PRICES: Final = {
+    STORAGE_PRICE: N_("storage price unknown"),
+    EGRESS_PRICE: N_("egress price unknown"),
+}
+
+
+def all_in_text(fmt: Formatter, option: PlanOption) -> str:
+    """The all-in total, or which price the catalog does not know ('' without one)."""
+    a = option.all_in
+    if a is None:
+        return ""
+    if a.total_usd is None:
+        return "; ".join(fmt.gettext(UNKNOWN_PRICES[u]) for u in a.unknown)
+    return fmt.usd_whole(a.total_usd)
 
 
 def goodput_cells(fmt: Formatter, option: PlanOption) -> dict[str, str]:
@@ -194,6 +212,7 @@ def option_rows(
                 rank_by_cost=o.rank_by_cost,
                 rank_by_time=o.rank_by_time,
                 calibrated=o.calibrated,
+                all_in=all_in_text(fmt, o),
                 **goodput_cells(fmt, o),
             )
         )

@@ -120,6 +120,9 @@ class StorageOut(_Out):
     products: list[str]
     throughput_gbs: float | None
     usd_per_gib_month: float | None
+    egress_usd_per_gib: float | None = Field(
+        default=None, description="internet egress per GiB; 0 means free; null: unknown"
+    )
     note: str | None
 
 
@@ -448,6 +451,27 @@ class GoodputOut(_Out):
     added_usd: float | None = Field(description="what the interruptions add to the cost")
 
 
+class AllInOut(_Out):
+    """Compute (with interruptions where goodput is known) plus storage and egress."""
+
+    compute_usd: float
+    storage_usd: float | None = Field(
+        description="the footprint on the provider's shared storage for the run; null: unknown"
+    )
+    egress_usd: float | None = Field(description="the trained weights moved out; null: unknown")
+    total_usd: float | None = Field(description="null when a price is unknown (see unknown)")
+    unknown: list[str] = Field(description="the prices the catalog does not know")
+
+
+class FootprintOut(_Out):
+    """What the all-in cost stores and moves out, in GiB."""
+
+    checkpoint_gib: float = Field(description="one checkpoint: weights and optimizer state")
+    dataset_gib: float = Field(description="the tokenized dataset (2 or 4 bytes per token)")
+    storage_gib: float
+    egress_gib: float = Field(description="the trained weights, moved out once")
+
+
 class ReliabilityOut(_Out):
     """The figures behind every option's goodput, and where they come from."""
 
@@ -498,6 +522,9 @@ class PlanOptionOut(_Out):
         default=None,
         description="expected interruptions and the time and cost they add; time_hours and "
         "cost_usd stay failure-free",
+    )
+    all_in: AllInOut | None = Field(
+        default=None, description="compute plus storage and egress; null when it never ends"
     )
 
 
@@ -664,6 +691,9 @@ class PlanOut(_Out):
     reliability: ReliabilityOut | None = Field(
         default=None, description="failure rate, checkpoint and restart behind each goodput"
     )
+    footprint: FootprintOut | None = Field(
+        default=None, description="storage and egress volumes behind each all-in cost"
+    )
 
 
 def _goodput(g: Goodput | None) -> GoodputOut | None:
@@ -777,6 +807,15 @@ def _option(o: PlanOption) -> PlanOptionOut:
         calibrated=o.calibrated,
         gpu_family=o.gpu_family,
         goodput=_goodput(o.goodput),
+        all_in=None
+        if o.all_in is None
+        else AllInOut(
+            compute_usd=o.all_in.compute_usd,
+            storage_usd=o.all_in.storage_usd,
+            egress_usd=o.all_in.egress_usd,
+            total_usd=o.all_in.total_usd,
+            unknown=list(o.all_in.unknown),
+        ),
     )
 
 
@@ -837,6 +876,14 @@ def plan_out(result: PlanResult) -> PlanOut:
         lora_rank=result.lora_rank,
         serving=_serving(result.serving) if result.serving is not None else None,
         reliability=_reliability(result.reliability),
+        footprint=None
+        if result.footprint is None
+        else FootprintOut(
+            checkpoint_gib=result.footprint.checkpoint_gib,
+            dataset_gib=result.footprint.dataset_gib,
+            storage_gib=result.footprint.storage_gib,
+            egress_gib=result.footprint.egress_gib,
+        ),
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from clusterscout.domain.models import GpuSpec
+from clusterscout.model.allin import AllInCost, Footprint, all_in_cost, footprint
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.collectives import canonical_network
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
@@ -115,6 +116,21 @@ def _candidates(
     return out
 
 
+def _all_in(option: PlanOption, fp: Footprint) -> AllInCost | None:
+    """The option's all-in cost: its compute with interruptions, where known, plus storage and
+    egress; None when interruptions keep the run from ever finishing."""
+    compute, hours = option.cost_usd, option.time_hours
+    g = option.goodput
+    if g is not None:
+        if g.cost_usd is None or g.time_hours is None:
+            return None
+        compute, hours = g.cost_usd, g.time_hours
+    offer = option.offer
+    return all_in_cost(
+        compute, hours, fp, offer.storage_usd_per_gib_month, offer.egress_usd_per_gib
+    )
+
+
 def _unusable(offer: PlanOffer, gpu: GpuSpec | None, job: Job) -> ExclusionReason | None:
     """Why the offer cannot be evaluated at all, checked in this order, or None."""
     if gpu is None:
@@ -211,6 +227,8 @@ def plan(
         and v.one_node_time_hours <= job.deadline_hours
     ]
     fits = [v.min_gpus_to_fit for v in verdicts if v.min_gpus_to_fit is not None]
+    memory = memory_arithmetic(job.model, job.kind, job.lora_rank)
+    fp = footprint(memory.weights_gib, memory.optimizer_gib, job.tokens, job.model.vocab)
     return PlanResult(
         model=job.model,
         seq_len=job.seq_len,
@@ -218,9 +236,9 @@ def plan(
         steps=job.steps,
         needs_multi_node=not one_node_ok,
         min_gpus_to_fit=min(fits) if fits else None,
-        memory=memory_arithmetic(job.model, job.kind, job.lora_rank),
+        memory=memory,
         per_gpu=verdicts,
-        options=rank(options),
+        options=tuple(replace(o, all_in=_all_in(o, fp)) for o in rank(options)),
         excluded=tuple(excluded),
         error_band_pct=calibration.band_for(job.model.is_moe),
         assumptions=finetune_assumptions(job.kind.adapters, job.kind is JobKind.QLORA),
@@ -232,4 +250,5 @@ def plan(
         job=job.kind,
         lora_rank=job.lora_rank if job.kind.adapters else None,
         reliability=reliability,
+        footprint=fp,
     )

@@ -11,6 +11,7 @@ from typing import Final
 
 from clusterscout.domain.models import FabricKind
 from clusterscout.domain.units import GIB
+from clusterscout.model.allin import AllInCost, Footprint
 from clusterscout.model.goodput import Goodput, Reliability
 from clusterscout.model.inputs import (
     DEFAULT_STACK,
@@ -40,6 +41,10 @@ class PlanOffer:
     price_tier: str | None = None
     minimum_hours: float | None = None
     """Least hours billed for a run (billing minimum or the price's term); None: no minimum."""
+    storage_usd_per_gib_month: float | None = None
+    """The provider's shared storage price (None: unknown)."""
+    egress_usd_per_gib: float | None = None
+    """The provider's internet egress price (0.0: free; None: unknown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,8 @@ class PlanOption:
     gpu_family: str = ""
     goodput: Goodput | None = None
     """Expected interruptions and what they add (None when the plan was given no reliability)."""
+    all_in: AllInCost | None = None
+    """Compute (with interruptions) plus storage and egress; None when the run never ends."""
 
     @property
     def gpus(self) -> int:
@@ -249,6 +256,8 @@ class PlanResult:
     serving: ServingPlan | None = None
     reliability: Reliability | None = None
     """The failure rate, checkpoint interval and restart time behind the options' goodput."""
+    footprint: Footprint | None = None
+    """What a training run keeps on shared storage and moves out (the all-in cost's terms)."""
 
     @property
     def by_time(self) -> tuple[PlanOption, ...]:
