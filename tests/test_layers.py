@@ -27,18 +27,25 @@ RANKS: Mapping[str, int] = {
     "app": 5,
     "web": 6,
     "cli": 6,
+    "mcp_server": 6,  # the MCP surface: app services, the API's JSON shapes
     "library": 7,
     "__main__": 8,
     "": 8,  # the package root: version and the lazy Catalog
 }
 """A part may import parts of lower rank and itself; parts of equal rank stay apart."""
-SURFACES = frozenset({"web", "cli", "library", "__main__", ""})
+SURFACES = frozenset({"web", "cli", "mcp_server", "library", "__main__", ""})
 """Parts above the application layer: they never reach into the store or the feeds."""
 BELOW_APP = frozenset({"store", "feeds"})
 SHARED: Mapping[str, frozenset[str]] = {
     # The published JSON of plans and estimates: the CLI's --format json and the Python API's
     # to_dict() must be the API's JSON, so they use its one declaration.
-    "clusterscout.web.schemas": frozenset({"cli", "library"}),
+    "clusterscout.web.schemas": frozenset({"cli", "library", "mcp_server"}),
+    # The MCP tools take the API's inputs, so their schemas are the API's documented ones.
+    "clusterscout.web.api_docs": frozenset({"mcp_server"}),
+    # Today's date as the API judges staleness, for the same answers.
+    "clusterscout.web.viewmodels": frozenset({"mcp_server"}),
+    # `clusterscout mcp` only starts the MCP server.
+    "clusterscout.mcp_server.server": frozenset({"cli"}),
     # export-site is the web surface written to files; the CLI command only starts it.
     "clusterscout.web.export": frozenset({"cli"}),
 }

@@ -247,3 +247,43 @@ def test_check_model_reports_bad_inputs(tmp_path: Path) -> None:
     no_gpus = runner.invoke(app, ["check-model", str(ok), "--data-dir", str(empty)])
     assert no_gpus.exit_code == 1
     assert "cannot load GPU figures" in no_gpus.stderr
+
+
+def test_cli_plan_reports_goodput_per_option_and_takes_its_inputs(
+    fixture_settings: Settings,
+) -> None:
+    base = ["plan", "--model", "70B", "--tokens", "1e12", *_db(fixture_settings)]
+    result = runner.invoke(app, [*base, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["options"]
+    for o in answer["options"]:
+        g = o["goodput"]
+        assert 0 < g["goodput"] < 1
+        assert g["expected_interruptions"] > 0
+        assert g["time_with_interruptions_hours"] > o["time_hours"]
+        # A billing minimum or term may already pay for the hours interruptions add.
+        assert g["added_usd"] >= 0
+    assert any(o["goodput"]["added_usd"] > 0 for o in answer["options"])
+    assert answer["reliability"]["source_url"].startswith("https://")
+    assert answer["reliability"]["given"] == []
+
+    # Fewer failures, all else equal, lose less; the figure given is named in the answer.
+    rarer = runner.invoke(app, [*base, "--format", "json", "--failures-per-million-gpu-hours", "1"])
+    assert rarer.exit_code == 0, rarer.output
+    rare = json.loads(rarer.stdout)
+    assert rare["reliability"]["given"] == ["failures_per_million_gpu_hours"]
+    first = {o["offer"]["id"]: o["goodput"]["goodput"] for o in answer["options"]}
+    for o in rare["options"]:
+        if o["offer"]["id"] in first and o["nodes"] == next(
+            x["nodes"] for x in answer["options"] if x["offer"]["id"] == o["offer"]["id"]
+        ):
+            assert o["goodput"]["goodput"] > first[o["offer"]["id"]]
+
+    table = runner.invoke(app, base, env={"COLUMNS": "250"})
+    assert table.exit_code == 0, table.output
+    assert "goodput" in table.stdout and "interruptions per million GPU-hours" in table.stdout
+
+    bad = runner.invoke(app, [*base, "--checkpoint-minutes", "-5"])
+    assert bad.exit_code == 2
+    assert "--checkpoint-minutes" in bad.stderr

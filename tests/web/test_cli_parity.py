@@ -37,6 +37,8 @@ BODY: dict[str, Any] = {
     "provider": ["alpha", "beta"],
     "price_tier": "on_demand",
     "allow_spot": True,
+    "failures_per_million_gpu_hours": 40,
+    "checkpoint_minutes": 30,
 }
 
 
@@ -64,6 +66,7 @@ CUSTOM: dict[str, Any] = {
     "include_unknown": ["region"],
     "job": "lora",
     "lora_rank": 8,
+    "restart_minutes": 0,
 }
 """The other way to name a job: a parameter count and optimizer steps (a LoRA fine-tune)."""
 SERVING: dict[str, Any] = {

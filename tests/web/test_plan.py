@@ -409,3 +409,40 @@ def test_job_inputs_that_do_not_apply_are_400_next_to_the_field(
 def test_inference_plans_have_no_charts(client: TestClient) -> None:
     r = client.get(f"/en/plan/chart/scaling.svg{QSERVE}")
     assert r.status_code == 404
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_plan_shows_goodput_and_all_in_cost_in_every_language(
+    client: TestClient, lang: str
+) -> None:
+    html = client.get(f"/{lang}/plan/{Q405}").text
+    t = i18n.load_translations(lang)
+    assert f'<th scope="col" class="num">{t.gettext("Goodput")}</th>' in html
+    assert t.gettext("Cost added by interruptions") in html
+    assert t.gettext("All-in cost") in html
+    # Every option has a goodput figure (a percentage) and the note cites the failure rate.
+    cells = re.findall(r'<td class="num goodput">([^<]*)</td>', html)
+    assert cells and all("%" in c for c in cells)
+    note = re.search(r'<p class="note goodput-note" id="goodput">(.*?)</p>', html, re.S)
+    assert note is not None
+    assert 'href="https://arxiv.org/abs/2407.21783"' in note.group(1)
+    assert t.gettext("Source of the failure rate") in note.group(1)
+    # The fixture providers publish no egress price: the all-in total is not given, and says so.
+    all_in = re.findall(r'<td class="num all-in">([^<]*)</td>', html)
+    assert all_in and all(t.gettext("egress price unknown") in c for c in all_in)
+    if lang != "en":
+        assert "Goodput is the share" not in html and "price unknown" not in html
+
+
+def test_goodput_inputs_change_the_page_and_bad_ones_are_400(client: TestClient) -> None:
+    base = client.get(f"/en/plan/{Q405}").text
+    mine = client.get(
+        f"/en/plan/{Q405}&restart_minutes=0&checkpoint_minutes=1", follow_redirects=True
+    ).text
+    assert "Figures you entered replace the defaults." in mine
+    assert "Figures you entered" not in base
+    first = re.findall(r'<td class="num goodput">([^<]*)</td>', base)
+    better = re.findall(r'<td class="num goodput">([^<]*)</td>', mine)
+    assert first != better
+    bad = client.get(f"/en/plan/{Q405}&restart_minutes=-1", follow_redirects=True)
+    assert bad.status_code == 400

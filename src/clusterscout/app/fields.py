@@ -26,6 +26,7 @@ from clusterscout.domain.models import (
     PriceTier,
     ProvisioningMode,
 )
+from clusterscout.model.goodput import MAX_FAILURE_RATE, MAX_MINUTES
 from clusterscout.model.inputs import JobKind, Precision, Stack
 from clusterscout.model.planner.request import (
     DEFAULT_MAX_NODES,
@@ -402,6 +403,51 @@ FIELDS: Final[tuple[Field, ...]] = (
             FormSection.LIMITS,
             Widget.CHECKBOX,
             advice=N_("Tick the box to allow spot prices, or leave it empty."),
+        ),
+    ),
+    Field(
+        "failures_per_million_gpu_hours",
+        Kind.NUMBER,
+        N_(
+            "Goodput: unplanned job interruptions per million GPU-hours (default 19.7, from "
+            "the Llama 3 report)."
+        ),
+        N_("Interruptions per million GPU-hours"),
+        _PLAN,
+        minimum=0,
+        maximum=MAX_FAILURE_RATE,
+        form=FormField(
+            FormSection.LIMITS,
+            Widget.NUMBER,
+            advice=N_("Enter a rate of 0 or more interruptions per million GPU-hours."),
+        ),
+    ),
+    Field(
+        "checkpoint_minutes",
+        Kind.NUMBER,
+        N_("Goodput: minutes between checkpoints (default 60); half is lost per interruption."),
+        N_("Checkpoint interval (minutes)"),
+        _PLAN,
+        minimum=0,
+        maximum=MAX_MINUTES,
+        form=FormField(
+            FormSection.LIMITS,
+            Widget.NUMBER,
+            advice=N_("Enter the minutes between checkpoints, 0 or more."),
+        ),
+    ),
+    Field(
+        "restart_minutes",
+        Kind.NUMBER,
+        N_("Goodput: minutes from an interruption until training runs again (default 15)."),
+        N_("Restart time (minutes)"),
+        _PLAN,
+        minimum=0,
+        maximum=MAX_MINUTES,
+        form=FormField(
+            FormSection.LIMITS,
+            Widget.NUMBER,
+            advice=N_("Enter the minutes a restart takes, 0 or more."),
         ),
     ),
     # --- offer filters and the plan's limits, in the order the pages show them -------------

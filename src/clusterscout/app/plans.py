@@ -12,10 +12,11 @@ from sqlalchemy import Connection
 from clusterscout.app.estimates import require_finite, stored_calibration
 from clusterscout.app.inputs import parse_plan
 from clusterscout.app.market import market_references, on_demand_trusted
-from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
+from clusterscout.app.offers import find_offers, gpu_names, gpu_specs, list_providers
 from clusterscout.catalog.brackets import BRACKETS_META_KEY, Brackets, brackets_from_json
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.records import record_price
+from clusterscout.catalog.reliability import default_reliability
 from clusterscout.domain.brackets import FabricBracket, NodeSize, assume_network, node_size_for
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind, GpuSpec
@@ -89,6 +90,7 @@ def plan_offer(
     brackets: Sequence[FabricBracket] = (),
     buyer_price: float | None = None,
     sizes: Sequence[NodeSize] = (),
+    storage: Mapping[str, Any] | None = None,
 ) -> PlanOffer:
     """The planner's view of an offer record: reach, fabric and the price a run would pay.
 
@@ -135,6 +137,8 @@ def plan_offer(
         assumed=assumed,
         price_source=source,
         price_as_of=as_of,
+        storage_usd_per_gib_month=(storage or {}).get("usd_per_gib_month"),
+        egress_usd_per_gib=(storage or {}).get("egress_usd_per_gib"),
     )
 
 
@@ -223,8 +227,15 @@ def run_plan(conn: Connection, body: Any) -> PlanResult:
     tier = f.price_tier.value if f.price_tier else None
     brackets, sizes = stored_brackets(conn)
     entered = buyer_prices(body, records)
-    offers = [plan_offer(r, tier, brackets, entered.get(r["id"]), sizes) for r in records]
-    result = plan(request, offers, rentable_gpus(conn), stored_calibration(conn))
+    # The all-in cost needs each provider's storage and egress prices.
+    storage = {p["slug"]: p.get("storage") for p in list_providers(conn, None).records}
+    offers = [
+        plan_offer(r, tier, brackets, entered.get(r["id"]), sizes, storage.get(r["provider"]))
+        for r in records
+    ]
+    result = plan(
+        request, offers, rentable_gpus(conn), stored_calibration(conn), default_reliability()
+    )
     if result.on_request:
         refs = market_references(market_records(conn))
         wanted = {o.offer.gpu for o in result.on_request}

@@ -280,6 +280,7 @@ def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
             products=tuple(p.storage.products),
             throughput_gbs=p.storage.throughput_gbs,
             usd_per_gib_month=p.storage.usd_per_gib_month,
+            egress_usd_per_gib=p.storage.egress_usd_per_gib,
             note=p.storage.note,
             sources=res.many(p.storage.sources, "storage.sources"),
         )

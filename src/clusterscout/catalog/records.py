@@ -129,6 +129,7 @@ def storage_record(s: Storage) -> Record:
         "products": list(s.products),
         "throughput_gbs": s.throughput_gbs,
         "usd_per_gib_month": s.usd_per_gib_month,
+        "egress_usd_per_gib": s.egress_usd_per_gib,
         "note": s.note,
     }
 

@@ -11,6 +11,7 @@ from pydantic import (
     ConfigDict,
     Field,
     HttpUrl,
+    NonNegativeFloat,
     PositiveFloat,
     PositiveInt,
     StringConstraints,
@@ -150,6 +151,8 @@ class StorageIn(_Sourced):
     products: list[ShortText] = Field(default_factory=list)
     throughput_gbs: PositiveFloat | None = None
     usd_per_gib_month: PositiveFloat | None = None
+    egress_usd_per_gib: NonNegativeFloat | None = None
+    """Internet egress per GiB (0: free); the first paid tier where the price is tiered."""
     note: Text | None = None
 
 

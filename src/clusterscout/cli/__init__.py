@@ -1,7 +1,8 @@
 """The ``clusterscout`` command line: one module per command group, registered the same way.
 
-Each module (``catalog``, ``model``, ``launch``, ``prices``, ``site``) defines Click commands and
-lists them in ``COMMANDS``; this module adds them to the group in that order. Usage errors and
+Each module (``catalog``, ``model``, ``launch``, ``prices``, ``quote``, ``site``, ``agent``)
+defines Click commands and lists them in ``COMMANDS``; this module adds them to the group in that
+order. Usage errors and
 failures print one line, ``error: <message naming the flag>``, with exit code 2 for input the
 user can correct and 1 for a failure of the data or installation.
 """
@@ -15,10 +16,10 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from clusterscout.cli import catalog, launch, model, prices, quote, site
+from clusterscout.cli import agent, catalog, launch, model, prices, quote, site
 from clusterscout.cli.output import err
 
-COMMAND_MODULES = (catalog, model, launch, prices, quote, site)
+COMMAND_MODULES = (catalog, model, launch, prices, quote, site, agent)
 
 
 class OneLineErrorGroup(click.Group):

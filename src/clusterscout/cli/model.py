@@ -314,6 +314,11 @@ _OPTION_COLUMNS = (
     Column("eff. $/GPU-h", right=True),
     Column("pareto"),
     Column("calibrated"),
+    Column("goodput", right=True),
+    Column("interrupts", right=True),
+    Column("+ hours", right=True),
+    Column("+ USD", right=True),
+    Column("all-in USD", right=True),
 )
 
 UNCALIBRATED_NOTE = (
@@ -327,6 +332,51 @@ def _step_line(option: PlanOption) -> str:
     """One step of option 1 by cause (all-to-all shows for MoE layouts), seconds."""
     parts = ", ".join(f"{k} {v:.3g}" for k, v in option.breakdown.items() if v > 0)
     return f"Step of option #1 ({sum(option.breakdown.values()):.3g} s): {parts}"
+
+
+def _goodput_cells(option: PlanOption) -> list[str]:
+    """Goodput, expected interruptions and the hours and dollars they add."""
+    g = option.goodput
+    if g is None:
+        return ["", "", "", ""]
+    if g.time_hours is None or g.added_hours is None or g.added_usd is None:
+        return ["0%", "never ends", "", ""]
+    return [
+        f"{g.goodput:.1%}",
+        f"{g.expected_interruptions or 0:,.1f}",
+        f"{g.added_hours:,.1f}",
+        f"{g.added_usd:,.0f}",
+    ]
+
+
+def _all_in_cell(option: PlanOption) -> str:
+    """Compute, storage and egress in one total, or which price is unknown."""
+    a = option.all_in
+    if a is None:
+        return ""
+    if a.total_usd is None:
+        return "unknown: " + ", ".join(a.unknown)
+    return f"{a.total_usd:,.0f}"
+
+
+def _reliability_line(result: PlanResult) -> str | None:
+    """What the goodput columns assume, and where it comes from."""
+    r = result.reliability
+    if r is None:
+        return None
+    restart = f"restart {r.restart_minutes:g} min" + (
+        " (assumed)" if r.restart_assumed and "restart_minutes" not in r.given else ""
+    )
+    given = f"; given: {', '.join(r.given)}" if r.given else ""
+    return (
+        f"Goodput assumes {r.failures_per_million_gpu_hours:g} unplanned interruptions per "
+        f"million GPU-hours ({r.source}, {r.source_url}), a checkpoint every "
+        f"{r.checkpoint_minutes:g} min (half of it lost per interruption) and {restart}{given}. "
+        "Hours and cost columns are failure-free; '+ hours' and '+ USD' are what "
+        "interruptions add. 'all-in USD' adds shared storage for one checkpoint and the "
+        "tokenized dataset over the run and moving the weights out, where the catalog knows "
+        "both prices."
+    )
 
 
 def print_plan(result: PlanResult, limit: int) -> None:
@@ -375,6 +425,8 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 f"{o.effective_usd_per_gpu_hour:.2f}",
                 "★" if o.pareto else "",
                 "yes" if o.calibrated else "no (prior)",
+                *_goodput_cells(o),
+                _all_in_cell(o),
             ]
         )
     title = (
@@ -384,6 +436,9 @@ def print_plan(result: PlanResult, limit: int) -> None:
     if rows:
         print_table(title, _OPTION_COLUMNS, rows)
         out.print(_step_line(result.options[0]), highlight=False, markup=False)
+        line = _reliability_line(result)
+        if line:
+            out.print(line, highlight=False, markup=False)
         if any(not o.calibrated for o in result.options[:limit]):
             out.print(UNCALIBRATED_NOTE, highlight=False, markup=False)
         _print_assumed(result.options[:limit])

@@ -229,6 +229,8 @@ class Storage:
     usd_per_gib_month: float | None = None
     note: str | None = None
     sources: Sources = ()
+    egress_usd_per_gib: float | None = None
+    """Internet egress per GiB (0.0: free; None: unknown)."""
 
 
 @dataclass(frozen=True, slots=True)

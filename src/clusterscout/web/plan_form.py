@@ -47,6 +47,9 @@ JOB_FIELDS: Final = {
     "context": "inference",
     "concurrency": "inference",
     "target_tokens_per_s": "inference",
+    "failures_per_million_gpu_hours": _TRAINING,
+    "checkpoint_minutes": _TRAINING,
+    "restart_minutes": _TRAINING,
 }
 """Fields only some jobs use (space-separated ``job`` values); the page's script hides the
 others when the job selector changes, and without the script every field stays visible."""

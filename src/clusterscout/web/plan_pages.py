@@ -155,6 +155,8 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 memory=plan_view.memory_facts(fmt, result),
                 gpu_rows=plan_view.gpu_rows(fmt, result.per_gpu),
                 options=plan_view.option_rows(fmt, result.options, providers, result.steps),
+                reliability_note=plan_view.reliability_note(fmt, result.reliability),
+                reliability=result.reliability,
                 launch_rows=launch_view.plan_rows(fmt, st, result.options, providers),
                 excluded=plan_view.excluded_rows(fmt, result.excluded, providers),
                 on_request=plan_view.on_request_rows(fmt, result, providers),

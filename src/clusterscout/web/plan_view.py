@@ -13,6 +13,8 @@ from typing import Any, Final
 
 from clusterscout.app.fields import FIELDS_BY_NAME
 from clusterscout.app.insights import ScalingCurve
+from clusterscout.model.allin import EGRESS_PRICE, STORAGE_PRICE
+from clusterscout.model.goodput import Reliability
 from clusterscout.model.planner.results import (
     MIN_SERVING_POINTS,
     Exclusion,
@@ -114,6 +116,11 @@ class OptionRow:
     buyer: bool = False
     billing: str = ""
     """Says when a billing minimum or term sets the cost, or that the billing is unknown."""
+    goodput: str = ""
+    interruptions: str = ""
+    added_time: str = ""
+    added_cost: str = ""
+    all_in: str = ""
 
 
 STALE_DAYS: Final = 30
@@ -177,6 +184,66 @@ def _spread(best: str | None, worst: str) -> str:
     return worst if best is None or best == worst else f"{best} – {worst}"
 
 
+UNKNOWN_PRICES: Final = {
+    STORAGE_PRICE: N_("storage price unknown"),
+    EGRESS_PRICE: N_("egress price unknown"),
+}
+
+
+def all_in_text(fmt: Formatter, option: PlanOption) -> str:
+    """The all-in total, or which price the catalog does not know ('' without one)."""
+    a = option.all_in
+    if a is None:
+        return ""
+    if a.total_usd is None:
+        return "; ".join(fmt.gettext(UNKNOWN_PRICES[u]) for u in a.unknown)
+    return fmt.usd_whole(a.total_usd)
+
+
+def goodput_cells(fmt: Formatter, option: PlanOption) -> dict[str, str]:
+    """Goodput, expected interruptions and the time and cost they add ('' without figures)."""
+    g = option.goodput
+    if g is None:
+        return {}
+    if g.time_hours is None or g.added_hours is None or g.added_usd is None:
+        never = fmt.gettext("never finishes")
+        return {"goodput": fmt.percent(0.0), "interruptions": never}
+    return {
+        "goodput": fmt.percent(g.goodput, digits=1),
+        "interruptions": fmt.fixed(g.expected_interruptions or 0.0, 1),
+        "added_time": duration(fmt, g.added_hours),
+        "added_cost": fmt.usd_whole(g.added_usd),
+    }
+
+
+def reliability_note(fmt: Formatter, reliability: Reliability | None) -> str:
+    """What the goodput columns assume, in the page's language ('' without figures)."""
+    if reliability is None:
+        return ""
+    text = fmt.gettext(
+        "Goodput is the share of the run's hours that train. It assumes %(rate)s unplanned "
+        "interruptions per million GPU-hours, a "
+        "checkpoint every %(checkpoint)s minutes, of which half is lost on average at each "
+        "interruption, and %(restart)s minutes to restart. Time and cost in the other columns "
+        "are without interruptions; the last two columns are what interruptions add."
+    ) % {
+        "rate": fmt.fixed(reliability.failures_per_million_gpu_hours, 1),
+        "checkpoint": fmt.number(reliability.checkpoint_minutes),
+        "restart": fmt.number(reliability.restart_minutes),
+    }
+    text += " " + fmt.gettext(
+        "The default failure rate is the one Meta reported for its Llama 3 training run."
+    )
+    if reliability.restart_assumed and "restart_minutes" not in reliability.given:
+        text += " " + fmt.gettext(
+            "No published restart time was found: the restart time is our assumption; "
+            "enter your own in the form."
+        )
+    if reliability.given:
+        text += " " + fmt.gettext("Figures you entered replace the defaults.")
+    return text
+
+
 def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
     """Says when a layout trains the job with a larger batch (and so fewer steps), else ''."""
     if option.steps in (0, job_steps):
@@ -224,6 +291,8 @@ def option_rows(
                 stale=stale_text(fmt, o.offer, today),
                 buyer=o.offer.price_source == "buyer",
                 billing=billing_text(fmt, o),
+                all_in=all_in_text(fmt, o),
+                **goodput_cells(fmt, o),
             )
         )
     return rows

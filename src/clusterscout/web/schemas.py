@@ -21,6 +21,7 @@ from clusterscout.domain.brackets import AssumedNetwork, NetworkCase
 from clusterscout.launch.request import FormatResult, LaunchAnswer
 from clusterscout.model.collectives import CollectiveResult
 from clusterscout.model.estimate import EstimateResult
+from clusterscout.model.goodput import Goodput, Reliability
 from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 from clusterscout.model.planner.results import (
     Exclusion,
@@ -121,6 +122,9 @@ class StorageOut(_Out):
     products: list[str]
     throughput_gbs: float | None
     usd_per_gib_month: float | None
+    egress_usd_per_gib: float | None = Field(
+        default=None, description="internet egress per GiB; 0 means free; null: unknown"
+    )
     note: str | None
 
 
@@ -486,6 +490,64 @@ _CALIBRATED_DOC = (
 )
 
 
+class GoodputOut(_Out):
+    """What interruptions add to one option (see the plan's ``reliability``)."""
+
+    goodput: float = Field(
+        description="share of wall-clock time that trains, 0 to 1 (0: the run never finishes)"
+    )
+    expected_interruptions: float | None = Field(
+        description="unplanned interruptions expected over the run; null when it never finishes"
+    )
+    time_with_interruptions_hours: float | None = Field(
+        description="wall-clock hours including restarts and work done again"
+    )
+    added_hours: float | None = Field(description="hours the interruptions add")
+    cost_with_interruptions_usd: float | None = Field(
+        description="the option's cost including the hours interruptions add"
+    )
+    added_usd: float | None = Field(description="what the interruptions add to the cost")
+
+
+class AllInOut(_Out):
+    """Compute (with interruptions where goodput is known) plus storage and egress."""
+
+    compute_usd: float
+    storage_usd: float | None = Field(
+        description="the footprint on the provider's shared storage for the run; null: unknown"
+    )
+    egress_usd: float | None = Field(description="the trained weights moved out; null: unknown")
+    total_usd: float | None = Field(description="null when a price is unknown (see unknown)")
+    unknown: list[str] = Field(description="the prices the catalog does not know")
+
+
+class FootprintOut(_Out):
+    """What the all-in cost stores and moves out, in GiB."""
+
+    checkpoint_gib: float = Field(description="one checkpoint: weights and optimizer state")
+    dataset_gib: float = Field(description="the tokenized dataset (2 or 4 bytes per token)")
+    storage_gib: float
+    egress_gib: float = Field(description="the trained weights, moved out once")
+
+
+class ReliabilityOut(_Out):
+    """The figures behind every option's goodput, and where they come from."""
+
+    failures_per_million_gpu_hours: float
+    checkpoint_minutes: float
+    restart_minutes: float
+    minutes_lost_per_interruption: float = Field(
+        description="restart time plus half a checkpoint interval of work done again"
+    )
+    source: str = Field(description="where the default failure rate comes from")
+    source_url: str
+    checkpoint_source_url: str = Field(description="where the default checkpoint interval is from")
+    restart_assumed: bool = Field(
+        description="true when the default restart time is an assumption, not a published figure"
+    )
+    given: list[str] = Field(description="the figures the request gave in place of the defaults")
+
+
 class PlanOptionOut(_Out):
     """One way to run the job on one offer."""
 
@@ -540,6 +602,14 @@ class PlanOptionOut(_Out):
     )
     assumed: str | None = Field(
         default=None, description='what the option rests on, e.g. "assumed 800-3200 Gbit/s"'
+    )
+    goodput: GoodputOut | None = Field(
+        default=None,
+        description="expected interruptions and the time and cost they add; time_hours and "
+        "cost_usd stay failure-free",
+    )
+    all_in: AllInOut | None = Field(
+        default=None, description="compute plus storage and egress; null when it never ends"
     )
 
 
@@ -735,6 +805,41 @@ class PlanOut(_Out):
         "and a market reference (fewest GPU-hours first); enter a quoted price in the "
         "request's prices to rank one",
     )
+    reliability: ReliabilityOut | None = Field(
+        default=None, description="failure rate, checkpoint and restart behind each goodput"
+    )
+    footprint: FootprintOut | None = Field(
+        default=None, description="storage and egress volumes behind each all-in cost"
+    )
+
+
+def _goodput(g: Goodput | None) -> GoodputOut | None:
+    if g is None:
+        return None
+    return GoodputOut(
+        goodput=g.goodput,
+        expected_interruptions=g.expected_interruptions,
+        time_with_interruptions_hours=g.time_hours,
+        added_hours=g.added_hours,
+        cost_with_interruptions_usd=g.cost_usd,
+        added_usd=g.added_usd,
+    )
+
+
+def _reliability(r: Reliability | None) -> ReliabilityOut | None:
+    if r is None:
+        return None
+    return ReliabilityOut(
+        failures_per_million_gpu_hours=r.failures_per_million_gpu_hours,
+        checkpoint_minutes=r.checkpoint_minutes,
+        restart_minutes=r.restart_minutes,
+        minutes_lost_per_interruption=r.minutes_lost_per_interruption,
+        source=r.source,
+        source_url=r.source_url,
+        checkpoint_source_url=r.checkpoint_source_url,
+        restart_assumed=r.restart_assumed,
+        given=list(r.given),
+    )
 
 
 def _serving(sp: ServingPlan) -> ServingOut:
@@ -889,6 +994,16 @@ def _option(o: PlanOption) -> PlanOptionOut:
         minimum_applied=(o.offer.minimum_hours or 0) > o.time_hours,
         billing_known=o.offer.billing_known,
         assumed=_option_assumed(o),
+        goodput=_goodput(o.goodput),
+        all_in=None
+        if o.all_in is None
+        else AllInOut(
+            compute_usd=o.all_in.compute_usd,
+            storage_usd=o.all_in.storage_usd,
+            egress_usd=o.all_in.egress_usd,
+            total_usd=o.all_in.total_usd,
+            unknown=list(o.all_in.unknown),
+        ),
     )
 
 
@@ -949,6 +1064,15 @@ def plan_out(result: PlanResult) -> PlanOut:
         lora_rank=result.lora_rank,
         serving=_serving(result.serving) if result.serving is not None else None,
         on_request=[_on_request(o, result.market_references) for o in result.on_request],
+        reliability=_reliability(result.reliability),
+        footprint=None
+        if result.footprint is None
+        else FootprintOut(
+            checkpoint_gib=result.footprint.checkpoint_gib,
+            dataset_gib=result.footprint.dataset_gib,
+            storage_gib=result.footprint.storage_gib,
+            egress_gib=result.footprint.egress_gib,
+        ),
     )
 
 

@@ -7,9 +7,11 @@ from dataclasses import replace
 from typing import Any
 
 from clusterscout.domain.models import FabricKind, GpuSpec
+from clusterscout.model.allin import AllInCost, Footprint, all_in_cost, footprint
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.collectives import canonical_network
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
+from clusterscout.model.goodput import Reliability, goodput_of
 from clusterscout.model.inputs import ClusterSpec, JobKind, TrainingWorkload
 from clusterscout.model.planner.layouts import (
     LayoutSearch,
@@ -94,6 +96,7 @@ def _candidates(
     offer: PlanOffer,
     gpu: GpuSpec,
     cache: dict[tuple[Any, ...], _Step],
+    reliability: Reliability | None = None,
 ) -> list[PlanOption]:
     """The best option at every node count the offer reaches (one node without a network).
 
@@ -151,9 +154,27 @@ def _candidates(
                 gpu_family=family.name,
                 time_hours_best=best_hours,
                 cost_usd_best=best_cost,
+                goodput=None
+                if reliability is None
+                else goodput_of(hours, nodes * per_node, price, reliability, offer.minimum_hours),
             )
         )
     return out
+
+
+def _all_in(option: PlanOption, fp: Footprint) -> AllInCost | None:
+    """The option's all-in cost: its compute with interruptions, where known, plus storage and
+    egress; None when interruptions keep the run from ever finishing."""
+    compute, hours = option.cost_usd, option.time_hours
+    g = option.goodput
+    if g is not None:
+        if g.cost_usd is None or g.time_hours is None:
+            return None
+        compute, hours = g.cost_usd, g.time_hours
+    offer = option.offer
+    return all_in_cost(
+        compute, hours, fp, offer.storage_usd_per_gib_month, offer.egress_usd_per_gib
+    )
 
 
 def _unusable(offer: PlanOffer, gpu: GpuSpec | None, job: Job) -> ExclusionReason | None:
@@ -198,6 +219,7 @@ def plan(
     offers: Sequence[PlanOffer],
     gpus: Sequence[GpuSpec],
     calibration: Calibration,
+    reliability: Reliability | None = None,
 ) -> PlanResult:
     """Answer "do I need multi-node?" and rank the offers that can host the job.
 
@@ -211,7 +233,9 @@ def plan(
     marked; options on a GPU whose family is not calibrated come after every calibrated one
     and carry ``calibrated = False`` (``ranking.rank``). The verdict needs multi-node unless
     one 8-GPU node both holds the job and meets the deadline; it names the fewest nodes that
-    meet it, per GPU model and overall.
+    meet it, per GPU model and overall. Given ``reliability`` (the request's own figures
+    replace its defaults), every option also carries its goodput: the interruptions expected
+    and the time and cost they add; ranking, budget and deadline stay on failure-free figures.
 
     Raises:
         InputError: for an invalid request (field named) or an unknown GPU filter.
@@ -219,6 +243,12 @@ def plan(
     if request.job is JobKind.INFERENCE:
         return plan_serving(request, offers, gpus, calibration)
     job = job_for(request)
+    if reliability is not None:
+        reliability = reliability.overridden(
+            request.failures_per_million_gpu_hours,
+            request.checkpoint_minutes,
+            request.restart_minutes,
+        )
     choice = choose_gpus(gpus, request.gpu, job.precision, has_figures)
     # One search for the whole plan: the verdicts and every offer share its memory-fit answers.
     search = LayoutSearch(job, calibration)
@@ -236,7 +266,7 @@ def plan(
         if reason is not None or gpu is None:
             excluded.append(Exclusion(offer, reason or ExclusionReason.UNKNOWN_GPU))
             continue
-        candidates = _candidates(search, request, offer, gpu, cache)
+        candidates = _candidates(search, request, offer, gpu, cache, reliability)
         if not candidates:
             excluded.append(Exclusion(offer, _no_candidate_reason(offer, request)))
             continue
@@ -260,6 +290,8 @@ def plan(
         and v.one_node_time_hours <= job.deadline_hours
     ]
     fits = [v.min_gpus_to_fit for v in verdicts if v.min_gpus_to_fit is not None]
+    memory = memory_arithmetic(job.model, job.kind, job.lora_rank)
+    fp = footprint(memory.weights_gib, memory.optimizer_gib, job.tokens, job.model.vocab)
     return PlanResult(
         model=job.model,
         seq_len=job.seq_len,
@@ -267,9 +299,9 @@ def plan(
         steps=job.steps,
         needs_multi_node=not one_node_ok,
         min_gpus_to_fit=min(fits) if fits else None,
-        memory=memory_arithmetic(job.model, job.kind, job.lora_rank),
+        memory=memory,
         per_gpu=verdicts,
-        options=rank(options),
+        options=tuple(replace(o, all_in=_all_in(o, fp)) for o in rank(options)),
         excluded=tuple(excluded),
         on_request=tuple(sorted(on_request, key=lambda o: (o.cost_usd, o.offer.offer_id))),
         error_band_pct=calibration.band_for(job.model.is_moe),
@@ -282,4 +314,6 @@ def plan(
         allow_spot=request.allow_spot,
         job=job.kind,
         lora_rank=job.lora_rank if job.kind.adapters else None,
+        reliability=reliability,
+        footprint=fp,
     )

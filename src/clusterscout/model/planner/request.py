@@ -67,6 +67,9 @@ class PlanRequest:
     context: int | None = None
     concurrency: int | None = None
     target_tokens_per_s: float | None = None
+    failures_per_million_gpu_hours: float | None = None
+    checkpoint_minutes: float | None = None
+    restart_minutes: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

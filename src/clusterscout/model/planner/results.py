@@ -12,7 +12,9 @@ from typing import Any, Final
 from clusterscout.domain.brackets import AssumedNetwork
 from clusterscout.domain.models import FabricKind
 from clusterscout.domain.units import GIB
+from clusterscout.model.allin import AllInCost, Footprint
 from clusterscout.model.cost import billed_hours
+from clusterscout.model.goodput import Goodput, Reliability
 from clusterscout.model.inputs import (
     DEFAULT_STACK,
     JobKind,
@@ -53,6 +55,10 @@ class PlanOffer:
     """True when the offer does not state its node size and its generation's board is used."""
     price_as_of: str | None = None
     """The day the published price was observed (ISO date); None for a buyer's or no price."""
+    storage_usd_per_gib_month: float | None = None
+    """The provider's shared storage price (None: unknown)."""
+    egress_usd_per_gib: float | None = None
+    """The provider's internet egress price (0.0: free; None: unknown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +147,10 @@ class PlanOption:
     pessimistic one, which ranks the option); None when nothing is assumed."""
     cost_usd_best: float | None = None
     """The cost at the optimistic end, like ``time_hours_best``."""
+    goodput: Goodput | None = None
+    """Expected interruptions and what they add (None when the plan was given no reliability)."""
+    all_in: AllInCost | None = None
+    """Compute (with interruptions) plus storage and egress; None when the run never ends."""
 
     @property
     def billed_hours(self) -> float:
@@ -276,6 +286,10 @@ class PlanResult:
     (costed at one dollar), never shown as money; fewest GPU-hours first."""
     market_references: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """GPU model -> the market reference the caller drew for it (other offers' prices)."""
+    reliability: Reliability | None = None
+    """The failure rate, checkpoint interval and restart time behind the options' goodput."""
+    footprint: Footprint | None = None
+    """What a training run keeps on shared storage and moves out (the all-in cost's terms)."""
 
     @property
     def by_time(self) -> tuple[PlanOption, ...]:
