@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from clusterscout.app.quotes import HOURS_PER_MONTH, ProviderQuote, WhyNot
 from clusterscout.catalog.rates import ExchangeRates
+from clusterscout.catalog.records import on_demand_offered
 from clusterscout.web.cells import (
     ACCESS_LABELS,
     Cell,
@@ -43,6 +44,9 @@ def _per_gpu(fmt: Formatter, offers: Sequence[Record], tier: str, *, terms: bool
             if p["tier"] != tier:
                 continue
             text = f"{o['gpu']} {fmt.usd(p['usd_per_gpu_hour'])}"
+            if tier == "on_demand" and not on_demand_offered(o):
+                # Listed, but the provider does not rent clusters on demand: say so here too.
+                text += " (%s)" % fmt.gettext("list price; no on-demand clusters")
             if terms:
                 days = p.get("term_days")
                 term = (

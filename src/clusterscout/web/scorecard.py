@@ -15,6 +15,7 @@ from clusterscout.web.cells import (
     fabric_label,
     fact,
     refs_for,
+    yes_no,
 )
 from clusterscout.web.i18n import N_, Formatter
 
@@ -59,24 +60,47 @@ def _join(values: Sequence[str]) -> str | None:
     return ", ".join(values) if values else None
 
 
+def offer_labels(offers: Sequence[Record]) -> list[str]:
+    """How the checklist names each offer: its GPU, with its id where two share a GPU."""
+    gpus = [str(o["gpu"]) for o in offers]
+    return [g if gpus.count(g) == 1 else f"{g} ({o['id']})" for g, o in zip(gpus, offers, strict=True)]
+
+
+def per_offer(labels: Sequence[str], values: Sequence[str]) -> str | None:
+    """One value when every offer has it, else ``label value`` per offer; None for no offer.
+
+    A provider-level summary ("up to 3,200 Gbit/s") would read as a fact of every offer; this
+    keeps each figure on the offer it belongs to.
+    """
+    if not values:
+        return None
+    if len(set(values)) == 1:
+        return values[0]
+    return " · ".join(f"{label} {v}" for label, v in zip(labels, values, strict=True))
+
+
 def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     _ = fmt.gettext
-    fabrics = sorted({str(fabric_label(o["fabric"])) for o in offers if o["fabric"]})
-    gbps = [o["per_node_gbps"] for o in offers if o["per_node_gbps"] is not None]
-    gbps_text = None
-    if gbps:
-        gbps_text = _("up to %(num)s Gbit/s per node") % {"num": fmt.number(max(gbps))}
+    labels = offer_labels(offers)
+    unknown = _("unknown")
+    fabrics = [str(fabric_label(o["fabric"])) if o["fabric"] else unknown for o in offers]
+    gbps = [
+        _("%(num)s Gbit/s per node") % {"num": fmt.number(o["per_node_gbps"])}
+        if o["per_node_gbps"] is not None
+        else unknown
+        for o in offers
+    ]
+    rdma = [yes_no(fmt, o["gpudirect_rdma"]) for o in offers]
+
+    def cell(values: list[str], field: str) -> Cell:
+        if all(v == unknown for v in values):
+            return fact(fmt, None, [])
+        return fact(fmt, per_offer(labels, values), _offer_refs(offers, field))
+
     return [
-        Fact(_("Fabric"), fact(fmt, _join(fabrics), _offer_refs(offers, "fabric"))),
-        Fact(_("Bandwidth per node"), fact(fmt, gbps_text, _offer_refs(offers, "per_node_gbps"))),
-        Fact(
-            _("GPUDirect RDMA"),
-            bool_fact(
-                fmt,
-                any_true(o["gpudirect_rdma"] for o in offers),
-                _offer_refs(offers, "gpudirect_rdma"),
-            ),
-        ),
+        Fact(_("Fabric"), cell(fabrics, "fabric")),
+        Fact(_("Bandwidth per node"), cell(gbps, "per_node_gbps")),
+        Fact(_("GPUDirect RDMA"), cell(rdma, "gpudirect_rdma")),
     ]
 
 
