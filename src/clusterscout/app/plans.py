@@ -9,6 +9,7 @@ from sqlalchemy import Connection
 
 from clusterscout.app.estimates import require_finite, stored_calibration
 from clusterscout.app.inputs import parse_plan
+from clusterscout.app.market import on_demand_trusted
 from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.records import record_price
@@ -29,18 +30,6 @@ def _chosen_price(
         if price is not None:
             return price, tier
     return None, None
-
-
-def on_demand_trusted(record: Mapping[str, Any]) -> bool:
-    """False when the offer's on-demand price cannot be taken as on-demand.
-
-    That is when its provisioning says there are no on-demand clusters, or a recorded source
-    conflict about its provisioning concerns it (Crusoe's list prices against its
-    reservation-only FAQ, for one).
-    """
-    if (record.get("provisioning") or {}).get("on_demand_clusters") is False:
-        return False
-    return not any("provisioning" in (c.get("about") or ()) for c in record.get("conflicts") or ())
 
 
 def minimum_hours(record: Mapping[str, Any], tier: str | None) -> float | None:
