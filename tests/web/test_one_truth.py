@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import REAL_DATA_DIR
 from web_support import TestClient
 
 from clusterscout.app.database import build
@@ -19,7 +20,6 @@ from clusterscout.settings import Settings
 from clusterscout.store.db import make_engine
 from clusterscout.web.app import create_app
 from clusterscout.web.cells import FABRIC_LABELS
-from tests.conftest import REAL_DATA_DIR
 
 TIER_WORDS = {"on_demand": "on-demand", "reserved": "reserved", "capacity_block": "capacity block"}
 
@@ -47,7 +47,9 @@ def api_offers(real: TestClient) -> dict[str, dict[str, Any]]:
 
 def _text(fragment: str) -> str:
     """The value of a cell: its ``v`` or ``unknown`` span (sources and badges left out)."""
-    m = re.search(r'<(?:span|summary) class="(?:v|unknown)"[^>]*>(.*?)</(?:span|summary)>', fragment)
+    m = re.search(
+        r'<(?:span|summary) class="(?:v|unknown)"[^>]*>(.*?)</(?:span|summary)>', fragment
+    )
     assert m, fragment[:300]
     return html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
 
@@ -56,11 +58,16 @@ def _listing_rows(real: TestClient, total: int) -> dict[str, dict[str, str]]:
     rows: dict[str, dict[str, str]] = {}
     page = 1
     while len(rows) < total:
-        page_html = real.get(f"/en/offers/?sort=provider&page={page}").text
+        query = "sort=provider" if page == 1 else f"page={page}&sort=provider"
+        r = real.get(f"/en/offers/?{query}")
+        assert r.status_code == 200, r.headers.get("location")
+        page_html = r.text
         found = re.findall(r'<tr id="offer-([^"]+)">(.*?)</tr>', page_html, re.S)
         assert found, f"page {page} has no rows"
         for offer_id, row in found:
-            cells = dict(re.findall(r'<td data-label="[^"]*" class="([^"]+)">(.*?)</td>', row, re.S))
+            cells = dict(
+                re.findall(r'<td data-label="[^"]*" class="([^"]+)">(.*?)</td>', row, re.S)
+            )
             by_key = {}
             for cls, body in cells.items():
                 for key in ("c-gbps", "c-rdma", "price", "gpu"):
@@ -100,7 +107,10 @@ def test_listing_html_and_json_agree_with_the_api_on_every_offer(
         if head is None:
             assert row["price"] == "unknown", (offer_id, row)
             continue
-        assert row["price"] == f"{_usd(head['usd_per_gpu_hour'])}/GPU-h", (offer_id, row)
+        shown = re.fullmatch(r"\$([0-9,]+\.[0-9]{2})/GPU-h", row["price"])
+        assert shown, (offer_id, row)
+        # Cents, rounded by the locale's rules (half to even): within half a cent.
+        assert abs(float(shown.group(1).replace(",", "")) - head["usd_per_gpu_hour"]) <= 0.0051
         assert row["tier"].startswith(TIER_WORDS[head["tier"]] + ","), (offer_id, row)
 
 
@@ -120,7 +130,9 @@ def test_no_on_demand_headline_where_clusters_are_not_rented_on_demand(
     assert {o["id"] for o in by_provisioning}.isdisjoint(closed)
 
 
-def test_the_planner_sees_every_offer_as_the_api_does(api_offers: dict[str, dict[str, Any]]) -> None:
+def test_the_planner_sees_every_offer_as_the_api_does(
+    api_offers: dict[str, dict[str, Any]],
+) -> None:
     for offer_id, o in api_offers.items():
         seen = plan_offer(o)
         assert (seen.fabric.value if seen.fabric else None) == o["fabric"], offer_id
@@ -141,7 +153,9 @@ def _compare_column(page: str, key: str, column: int) -> dict[str, str]:
     body = re.search(rf'<tbody id="cmp-{key}">(.*?)</tbody>', page, re.S)
     assert body, key
     out = {}
-    for label, cells in re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', body.group(1), re.S):
+    for label, cells in re.findall(
+        r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', body.group(1), re.S
+    ):
         tds = re.findall(r"<td>(.*?)</td>", cells, re.S)
         out[html.unescape(label)] = _text(tds[column])
     return out
@@ -169,13 +183,20 @@ def test_compare_states_each_network_fact_of_the_offer_it_belongs_to(
         for column, slug in enumerate(sorted(pair)):
             offers = real.get(f"/api/v1/providers/{slug}").json()["offers"]
             gpus = [o["gpu"] for o in offers]
-            labels = [g if gpus.count(g) == 1 else f"{g} ({o['id']})" for g, o in zip(gpus, offers)]
+            labels = [
+                g if gpus.count(g) == 1 else f"{g} ({o['id']})"
+                for g, o in zip(gpus, offers, strict=True)
+            ]
             network = _compare_column(r.text, "network", column)
             gbps = [
-                "unknown" if o["per_node_gbps"] is None else f"{o['per_node_gbps']:,.0f} Gbit/s per node"
+                "unknown"
+                if o["per_node_gbps"] is None
+                else f"{o['per_node_gbps']:,.0f} Gbit/s per node"
                 for o in offers
             ]
-            rdma = [{None: "unknown", True: "yes", False: "no"}[o["gpudirect_rdma"]] for o in offers]
+            rdma = [
+                {None: "unknown", True: "yes", False: "no"}[o["gpudirect_rdma"]] for o in offers
+            ]
             assert network["Bandwidth per node"] == html.unescape(_expected(labels, gbps)), slug
             assert network["GPUDirect RDMA"] == _expected(labels, rdma), slug
             on_demand = _compare_column(r.text, "price", column)["On-demand price, per GPU-hour"]

@@ -226,10 +226,12 @@ def _references(
         if market is None:
             continue
         minimum = (o.get("billing") or {}).get("minimum_hours")
-        found.append(Reference(o["id"], market, billed_hours(request.hours, minimum, None),
-                               request.gpus))
-    return min(found, key=lambda r: (r.total(r.market.median_usd_per_gpu_hour), r.offer_id),
-               default=None)
+        found.append(
+            Reference(o["id"], market, billed_hours(request.hours, minimum, None), request.gpus)
+        )
+    return min(
+        found, key=lambda r: (r.total(r.market.median_usd_per_gpu_hour), r.offer_id), default=None
+    )
 
 
 def _provider(
@@ -292,8 +294,7 @@ def quote(
 
     found.sort(key=order)
     data = [
-        _provider(q, request.hours, rates, day, stale_after_days, refs.get(q.slug))
-        for q in found
+        _provider(q, request.hours, rates, day, stale_after_days, refs.get(q.slug)) for q in found
     ]
     ranked = [d for d in data if d["best"] is not None]
     for i, d in enumerate(ranked, 1):

@@ -10,7 +10,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Any, Final
 
-from clusterscout.app.plans import on_demand_trusted
+from clusterscout.catalog.records import on_demand_offered
 from clusterscout.domain.errors import InputError
 from clusterscout.model.cost import billed_hours
 
@@ -145,7 +145,7 @@ def _options(
             )
         )
 
-    trusted = on_demand_trusted(offer)
+    trusted = on_demand_offered(offer)
     on_demand = [p for p in offer.get("prices") or () if p["tier"] == "on_demand"]
     for p in offer.get("prices") or ():
         price = float(p["usd_per_gpu_hour"])
@@ -186,7 +186,7 @@ def quote(
     Each total is price x GPUs x billed hours: a run shorter than a term or a billing minimum
     pays the whole term or minimum; an "up to X% off" discount gives a range from X% off to its
     published minimum (0% when none). Spot is left out (it can be interrupted), and so is an
-    on-demand price that sources put in doubt (``plans.on_demand_trusted``).
+    on-demand price that sources put in doubt (``catalog.records.on_demand_offered``).
     """
     out = []
     for p in providers:

@@ -8,7 +8,6 @@ from typing import Final
 
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import (
-    HEADLINE_TIERS,
     FabricKind,
     MultiNode,
     Offer,
@@ -19,7 +18,6 @@ from clusterscout.domain.models import (
     RatingTier,
 )
 from clusterscout.domain.regions import RegionScope
-
 
 
 class Unknowable(StrEnum):

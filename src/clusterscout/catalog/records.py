@@ -168,24 +168,27 @@ def conflict_record(c: Conflict) -> Record:
 
 
 def on_demand_offered(record: Mapping[str, Any]) -> bool:
-    """``Offer.on_demand_offered`` of an offer record: False when its provisioning says there
-    are no on-demand clusters or a recorded conflict concerns its provisioning.
+    """``Offer.on_demand_offered`` of an offer record: whether its on-demand price can start a
+    cluster. The recorded fact decides (``on_demand_clusters``); when it is unknown, a recorded
+    conflict about provisioning puts the price in doubt.
 
     >>> on_demand_offered({"provisioning": {"on_demand_clusters": False}})
     False
     >>> on_demand_offered({"provisioning": {}, "conflicts": [{"about": ["provisioning"]}]})
     False
+    >>> on_demand_offered({"provisioning": {"on_demand_clusters": True},
+    ...                    "conflicts": [{"about": ["provisioning"]}]})
+    True
     >>> on_demand_offered({"provisioning": {"on_demand_clusters": None}, "conflicts": []})
     True
     """
-    if (record.get("provisioning") or {}).get("on_demand_clusters") is False:
-        return False
+    known = (record.get("provisioning") or {}).get("on_demand_clusters")
+    if known is not None:
+        return bool(known)
     return not any("provisioning" in (c.get("about") or ()) for c in record.get("conflicts") or ())
 
 
-def headline_price(
-    prices: Sequence[Mapping[str, Any]], *, on_demand: bool = True
-) -> Record | None:
+def headline_price(prices: Sequence[Mapping[str, Any]], *, on_demand: bool = True) -> Record | None:
     """The price a listing leads with: the lowest of the first uninterruptible tier priced.
 
     On-demand (unless ``on_demand`` is False: see ``on_demand_offered``), else reserved, else

@@ -326,13 +326,14 @@ class Offer:
 
     @property
     def on_demand_offered(self) -> bool:
-        """False when its on-demand price cannot start a cluster: the provisioning says there
-        are no on-demand clusters, or a recorded conflict puts the provisioning in doubt.
+        """Whether its on-demand price can start a cluster: the recorded ``on_demand_clusters``
+        decides; when unknown, a conflict about provisioning puts the price in doubt.
 
-        Such a price is a list price only; it is never a headline or an on-demand filter match.
+        A price that cannot is a list price only: never a headline or an on-demand filter match.
         """
-        if self.provisioning.on_demand_clusters is False:
-            return False
+        known = self.provisioning.on_demand_clusters
+        if known is not None:
+            return known
         return not any(ConflictTopic.PROVISIONING in c.about for c in self.conflicts)
 
     def headline_price(self) -> float | None:

@@ -238,8 +238,12 @@ def quote_parameters() -> list[dict[str, Any]]:
         ),
         _param(
             "currency",
-            {"anyOf": [{"type": "string", "enum": ["USD", "EUR", "BRL", "usd", "eur", "brl"]},
-                       _EMPTY]},
+            {
+                "anyOf": [
+                    {"type": "string", "enum": ["USD", "EUR", "BRL", "usd", "eur", "brl"]},
+                    _EMPTY,
+                ]
+            },
             "Currency the reader asked for (default USD), echoed in meta; every total carries "
             "USD, EUR and BRL.",
         ),

@@ -10,8 +10,8 @@ from starlette.responses import Response
 from clusterscout.app import quote_service
 from clusterscout.domain.errors import InputError
 from clusterscout.web import quote_view, viewmodels
-from clusterscout.web.i18n import N_
 from clusterscout.web.api_error import ApiError
+from clusterscout.web.i18n import N_
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html

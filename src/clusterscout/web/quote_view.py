@@ -61,7 +61,7 @@ def _money(fmt: Formatter, amounts: Mapping[str, Any], currency: str) -> str:
     return f"{low} – {fmt.money_whole(amount['high'], currency)}"
 
 
-def _how(fmt: Formatter, o: Mapping[str, Any], hours: float) -> str:
+def _how(fmt: Formatter, o: Mapping[str, Any]) -> str:
     _ = fmt.gettext
     parts = [_(BASIS_LABELS.get(o["basis"], o["basis"])), o["offer_id"]]
     if o["term_days"]:
@@ -102,7 +102,6 @@ def _reference(fmt: Formatter, ref: Mapping[str, Any]) -> str:
 
 def quote_lines(fmt: Formatter, body: Mapping[str, Any], currency: str) -> list[QuoteLine]:
     """Every provider of the quote, in its order: totals ranked, references, then why not."""
-    hours = float(body["meta"]["hours"])
     out = []
     for p in body["data"]:
         best, ref = p["best"], p["reference"]
@@ -116,7 +115,7 @@ def quote_lines(fmt: Formatter, body: Mapping[str, Any], currency: str) -> list[
                     total=_money(fmt, best["total"], currency),
                     usd=_money(fmt, best["total"], "USD") if currency != "USD" else "",
                     per_gpu_hour=fmt.usd(best["usd_per_gpu_hour"]),
-                    how=_how(fmt, best, hours),
+                    how=_how(fmt, best),
                     as_of=fmt.day(best["as_of"]) if best["as_of"] else "",
                     stale=bool(best["stale"]),
                     age=_age(fmt, best["age_days"]),
@@ -147,7 +146,20 @@ def quote_lines(fmt: Formatter, body: Mapping[str, Any], currency: str) -> list[
                 "num": fmt.number(p["largest_gpus"] or 0)
             }
             out.append(
-                QuoteLine("", p["name"], p["provider"], False, "", "", "", why, "", False, "",
-                          None, "none")
+                QuoteLine(
+                    "",
+                    p["name"],
+                    p["provider"],
+                    False,
+                    "",
+                    "",
+                    "",
+                    why,
+                    "",
+                    False,
+                    "",
+                    None,
+                    "none",
+                )
             )
     return out

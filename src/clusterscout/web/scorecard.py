@@ -63,7 +63,9 @@ def _join(values: Sequence[str]) -> str | None:
 def offer_labels(offers: Sequence[Record]) -> list[str]:
     """How the checklist names each offer: its GPU, with its id where two share a GPU."""
     gpus = [str(o["gpu"]) for o in offers]
-    return [g if gpus.count(g) == 1 else f"{g} ({o['id']})" for g, o in zip(gpus, offers, strict=True)]
+    return [
+        g if gpus.count(g) == 1 else f"{g} ({o['id']})" for g, o in zip(gpus, offers, strict=True)
+    ]
 
 
 def per_offer(labels: Sequence[str], values: Sequence[str]) -> str | None:
