@@ -46,7 +46,8 @@ def _per_gpu(fmt: Formatter, offers: Sequence[Record], tier: str, *, terms: bool
             text = f"{o['gpu']} {fmt.usd(p['usd_per_gpu_hour'])}"
             if tier == "on_demand" and not on_demand_offered(o):
                 # Listed, but the provider does not rent clusters on demand: say so here too.
-                text += f" ({fmt.gettext('list price; no on-demand clusters')})"
+                closed = fmt.gettext("list price; no on-demand clusters")
+                text += f" ({closed})"
             if terms:
                 days = p.get("term_days")
                 term = (
