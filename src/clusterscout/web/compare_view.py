@@ -180,9 +180,16 @@ def _money(fmt: Formatter, low: float, high: float, currency: str) -> str:
 
 
 def quote_rows(
-    fmt: Formatter, quotes: Sequence[ProviderQuote], rates: ExchangeRates | None, hours: float
+    fmt: Formatter,
+    quotes: Sequence[ProviderQuote],
+    rates: ExchangeRates | None,
+    hours: float,
+    *,
+    today: date | None = None,
+    stale_after_days: int = 30,
 ) -> list[QuoteRow]:
-    """The quote table: total, other currencies and what the total commits to."""
+    """The quote table: total, other currencies and what the total commits to, and (given
+    ``today``) the date of the price it rests on, with "stale" past ``stale_after_days``."""
     _ = fmt.gettext
     out = []
     for q in quotes:
@@ -213,6 +220,14 @@ def quote_rows(
             parts.append(_("paid up front"))
         if not b.capacity_known:
             parts.append(_("largest cluster unknown"))
+        if today is not None and b.as_of:
+            age = (today - date.fromisoformat(b.as_of)).days
+            dated = _("price as of %(date)s, %(age)s") % {
+                "date": fmt.day(b.as_of),
+                "age": fmt.ngettext("%(num)s day old", "%(num)s days old", age)
+                % {"num": fmt.number(age)},
+            }
+            parts.append(f"{dated} ({_('stale')})" if age > stale_after_days else dated)
         out.append(
             QuoteRow(
                 q.name,
