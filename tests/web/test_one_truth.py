@@ -5,37 +5,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import REAL_DATA_DIR
 from web_support import TestClient
 
-from clusterscout.app.database import build
 from clusterscout.app.plans import plan_offer
 from clusterscout.catalog.records import on_demand_offered
-from clusterscout.settings import Settings
-from clusterscout.store.db import make_engine
-from clusterscout.web.app import create_app
 from clusterscout.web.cells import FABRIC_LABELS
 
 TIER_WORDS = {"on_demand": "on-demand", "reserved": "reserved", "capacity_block": "capacity block"}
-
-
-@pytest.fixture(scope="module")
-def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """The app over the real catalog in data/."""
-    path: Path = tmp_path_factory.mktemp("real") / "real.sqlite3"
-    engine = make_engine(f"sqlite:///{path}")
-    build(engine, REAL_DATA_DIR)
-    engine.dispose()
-    settings = Settings(
-        database_url=f"sqlite:///{path}", data_dir=REAL_DATA_DIR, public_url="http://testserver"
-    )
-    with TestClient(create_app(settings), follow_redirects=False) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
