@@ -141,11 +141,12 @@ def _compare_column(page: str, key: str, column: int) -> dict[str, str]:
 
 
 def _expected(labels: list[str], values: list[str]) -> str:
-    if all(v == "unknown" for v in values):
-        return "unknown"
     if len(set(values)) == 1:
         return values[0]
-    return " · ".join(f"{a} {v}" for a, v in zip(labels, values, strict=True))
+    order = list(dict.fromkeys(values))
+    return " · ".join(
+        f"{v}: {', '.join(a for a, w in zip(labels, values, strict=True) if w == v)}" for v in order
+    )
 
 
 def test_compare_states_each_network_fact_of_the_offer_it_belongs_to(

@@ -69,16 +69,20 @@ def offer_labels(offers: Sequence[Record]) -> list[str]:
 
 
 def per_offer(labels: Sequence[str], values: Sequence[str]) -> str | None:
-    """One value when every offer has it, else ``label value`` per offer; None for no offer.
+    """One value when every offer has it, else each value with the offers that have it
+    (``3,200 Gbit/s: H100, H200 · unknown: B300``); None for no offer.
 
     A provider-level summary ("up to 3,200 Gbit/s") would read as a fact of every offer; this
-    keeps each figure on the offer it belongs to.
+    keeps each figure on the offers it belongs to.
     """
     if not values:
         return None
-    if len(set(values)) == 1:
+    groups: dict[str, list[str]] = {}
+    for label, v in zip(labels, values, strict=True):
+        groups.setdefault(v, []).append(label)
+    if len(groups) == 1:
         return values[0]
-    return " · ".join(f"{label} {v}" for label, v in zip(labels, values, strict=True))
+    return " · ".join(f"{v}: {', '.join(names)}" for v, names in groups.items())
 
 
 def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
