@@ -10,7 +10,6 @@ from clusterscout.web.cells import (
     GRANULARITY_LABELS,
     Cell,
     SourceLink,
-    any_true,
     bool_fact,
     fabric_label,
     fact,
@@ -97,32 +96,35 @@ def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
         for o in offers
     ]
     rdma = [yes_no(fmt, o["gpudirect_rdma"]) for o in offers]
-
-    def cell(values: list[str], field: str) -> Cell:
-        if all(v == unknown for v in values):
-            return fact(fmt, None, [])
-        return fact(fmt, per_offer(labels, values), _offer_refs(offers, field))
-
     return [
-        Fact(_("Fabric"), cell(fabrics, "fabric")),
-        Fact(_("Bandwidth per node"), cell(gbps, "per_node_gbps")),
-        Fact(_("GPUDirect RDMA"), cell(rdma, "gpudirect_rdma")),
+        Fact(_("Fabric"), _offer_fact(fmt, offers, labels, fabrics, "fabric")),
+        Fact(_("Bandwidth per node"), _offer_fact(fmt, offers, labels, gbps, "per_node_gbps")),
+        Fact(_("GPUDirect RDMA"), _offer_fact(fmt, offers, labels, rdma, "gpudirect_rdma")),
     ]
+
+
+def _offer_fact(
+    fmt: Formatter, offers: Sequence[Record], labels: list[str], values: list[str], field: str
+) -> Cell:
+    """One fact over a provider's offers (``per_offer``); unknown when no offer knows it."""
+    if all(v == fmt.gettext("unknown") for v in values):
+        return fact(fmt, None, [])
+    return fact(fmt, per_offer(labels, values), _offer_refs(offers, field))
 
 
 def _topology(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     _ = fmt.gettext
     refs = _offer_refs(offers, "topology")
     locality = next((o["topology"]["locality"] for o in offers if o["topology"]["locality"]), None)
+    labels = offer_labels(offers)
+
+    def per(key: str) -> Cell:
+        values = [yes_no(fmt, o["topology"][key]) for o in offers]
+        return _offer_fact(fmt, offers, labels, values, "topology")
+
     return [
-        Fact(
-            _("Non-blocking network"),
-            bool_fact(fmt, any_true(o["topology"]["non_blocking"] for o in offers), refs),
-        ),
-        Fact(
-            _("Rail-optimised"),
-            bool_fact(fmt, any_true(o["topology"]["rail_optimized"] for o in offers), refs),
-        ),
+        Fact(_("Non-blocking network"), per("non_blocking")),
+        Fact(_("Rail-optimised"), per("rail_optimized")),
         Fact(_("Locality"), fact(fmt, locality, refs, lang=fmt.catalog.lang_of(locality))),
     ]
 
