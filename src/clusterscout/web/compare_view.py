@@ -30,7 +30,8 @@ WHY_NOT: Final = {
     WhyNot.TOO_SMALL: N_("largest cluster: %(num)s GPUs"),
 }
 TERM_TIERS: Final = {
-    "on_demand": N_("on-demand"),
+    # A list price times the run, not a reservation: the label says so (ADR 0026).
+    "on_demand": N_("on-demand list price"),
     "reserved": N_("reserved"),
     "capacity_block": N_("capacity block"),
     "discount": N_("commitment discount"),
