@@ -108,3 +108,23 @@ def test_a_run_shorter_than_a_term_pays_the_term(real: TestClient) -> None:
         assert o["total"]["USD"]["low"] == pytest.approx(
             o["usd_per_gpu_hour"] * 64 * o["billed_hours"], rel=1e-3
         )
+
+
+def test_a_list_price_of_clusters_not_rented_on_demand_is_shown_never_totalled(
+    real: TestClient, answer: dict[str, Any]
+) -> None:
+    offers = {o["id"]: o for o in real.get("/api/v1/offers?limit=1000").json()["data"]}
+    shown = [(p, x) for p in answer["data"] for x in p["list_prices_not_bookable"]]
+    assert shown, "the catalog has on-demand list prices of reservation-only clusters"
+    for p, x in shown:
+        assert p["best"] is None
+        assert not on_demand_offered(offers[x["offer_id"]])
+        assert x["usd_per_gpu_hour"] in {
+            q["usd_per_gpu_hour"]
+            for q in offers[x["offer_id"]]["prices"]
+            if q["tier"] == "on_demand"
+        }
+    page = real.get("/en/quote/?gpus=64&months=6&gpu=H100").text
+    for p, _ in shown:
+        line = page.split(f'data-provider="{p["provider"]}"', 1)[1].split("</li>", 1)[0]
+        assert "does not rent clusters on demand" in line

@@ -21,6 +21,7 @@ from clusterscout.app.market import MarketReference, market_reference
 from clusterscout.app.quotes import Option, ProviderQuote, WhyNot
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.rates import ExchangeRates, load_rates
+from clusterscout.catalog.records import on_demand_offered
 from clusterscout.domain.errors import InputError
 from clusterscout.model.cost import billed_hours
 from clusterscout.store import queries
@@ -234,6 +235,24 @@ def _references(
     )
 
 
+def _list_only(provider: Mapping[str, Any], gpu: str | None) -> list[dict[str, Any]]:
+    """On-demand list prices of offers whose clusters are not rented on demand: shown for what
+    they are (a published figure a run cannot be bought at), never totalled."""
+    return [
+        {
+            "offer_id": o["id"],
+            "gpu": o["gpu"],
+            "usd_per_gpu_hour": p["usd_per_gpu_hour"],
+            "as_of": str(p["as_of"]),
+            "source": (p.get("source") or {}).get("url"),
+        }
+        for o in provider.get("offers") or ()
+        if (gpu is None or o["gpu"] == gpu) and not on_demand_offered(o)
+        for p in o.get("prices") or ()
+        if p["tier"] == "on_demand"
+    ]
+
+
 def _provider(
     q: ProviderQuote,
     hours: float,
@@ -241,6 +260,7 @@ def _provider(
     today: date,
     stale_after_days: int,
     reference: Reference | None,
+    list_only: list[dict[str, Any]],
 ) -> dict[str, Any]:
     options = [_option(o, hours, rates, today, stale_after_days) for o in q.options]
     return {
@@ -251,6 +271,7 @@ def _provider(
         "best": options[0] if options else None,
         "options": options,
         "reference": reference.to_dict(rates) if reference else None,
+        "list_prices_not_bookable": list_only,
         "why_not": q.why_not.value if q.why_not else None,
         "reason": REASONS[q.why_not] if q.why_not else None,
         "largest_gpus": q.largest_gpus,
@@ -294,7 +315,16 @@ def quote(
 
     found.sort(key=order)
     data = [
-        _provider(q, request.hours, rates, day, stale_after_days, refs.get(q.slug)) for q in found
+        _provider(
+            q,
+            request.hours,
+            rates,
+            day,
+            stale_after_days,
+            refs.get(q.slug),
+            _list_only(by_slug[q.slug], request.gpu) if q.best is None else [],
+        )
+        for q in found
     ]
     ranked = [d for d in data if d["best"] is not None]
     for i, d in enumerate(ranked, 1):

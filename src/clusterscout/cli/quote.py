@@ -61,7 +61,8 @@ def _how(option: dict[str, Any]) -> str:
 
 def _reference(ref: dict[str, Any]) -> str:
     return (
-        f"no published price; {ref['label']}: median {ref['median_usd_per_gpu_hour']:.2f} USD "
+        f"no price a run can be bought at; {ref['label']}: "
+        f"median {ref['median_usd_per_gpu_hour']:.2f} USD "
         f"(range {ref['low_usd_per_gpu_hour']:.2f}-{ref['high_usd_per_gpu_hour']:.2f}) per "
         f"GPU-hour, {ref['tier'].replace('_', '-')} prices of {ref['prices']} {ref['gpu']} offers"
     )
@@ -128,14 +129,21 @@ def quote(
         options = p["options"] if all_options else p["options"][:1]
         rank = "" if p["rank"] is None else f"{p['rank']}" + (" cheapest" if p["cheapest"] else "")
         if not options:
+            closed = "".join(
+                f"; lists {x['gpu']} at {x['usd_per_gpu_hour']:.2f} USD/GPU-h on demand "
+                f"({x['as_of']}), but does not rent clusters on demand"
+                for x in p["list_prices_not_bookable"]
+            )
             if p["reference"]:
                 ref = p["reference"]
-                rows.append([rank, p["name"], _money(ref["total"], currency), _reference(ref)])
+                rows.append(
+                    [rank, p["name"], _money(ref["total"], currency), _reference(ref) + closed]
+                )
                 continue
             reason = p["reason"] or ""
             if p["largest_gpus"]:
                 reason += f" ({p['largest_gpus']:,} GPUs)"
-            rows.append([rank, p["name"], "—", reason])
+            rows.append([rank, p["name"], "—", reason + closed])
         rows.extend([rank, p["name"], _money(o["total"], currency), _how(o)] for o in options)
     columns = [Column("#"), Column("provider"), Column("total", right=True), Column("how")]
     print_table(title, columns, rows)

@@ -66,6 +66,16 @@ class ReferenceOut(_Out):
     total: TotalsOut = Field(description="the run at the lowest and the highest of the prices")
 
 
+class ListPriceOut(_Out):
+    """An on-demand list price of clusters the provider does not rent on demand."""
+
+    offer_id: str
+    gpu: str
+    usd_per_gpu_hour: float
+    as_of: str
+    source: str | None
+
+
 class ProviderQuoteOut(_Out):
     """One provider: its cheapest option and every other, or why it has no total."""
 
@@ -77,6 +87,10 @@ class ProviderQuoteOut(_Out):
     options: list[QuoteOptionOut]
     reference: ReferenceOut | None = Field(
         description="for a provider without a price it can be bought at: the market reference"
+    )
+    list_prices_not_bookable: list[ListPriceOut] = Field(
+        description="without a total: on-demand list prices it publishes although its "
+        "clusters are not rented on demand (never totalled)"
     )
     why_not: str | None = Field(description="no_offer, no_price or too_small; null with a total")
     reason: str | None

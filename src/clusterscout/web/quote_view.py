@@ -87,7 +87,7 @@ def _age(fmt: Formatter, days: int | None) -> str:
 def _reference(fmt: Formatter, ref: Mapping[str, Any]) -> str:
     _ = fmt.gettext
     return _(
-        "no published price: market reference, not this provider's price — median "
+        "no price a run can be bought at: market reference, not this provider's price — median "
         "%(median)s per GPU-hour (%(low)s to %(high)s) over %(tier)s prices of %(num)s "
         "%(gpu)s offers"
     ) % {
@@ -98,6 +98,18 @@ def _reference(fmt: Formatter, ref: Mapping[str, Any]) -> str:
         "num": fmt.number(ref["prices"]),
         "gpu": ref["gpu"],
     }
+
+
+def _closed(fmt: Formatter, p: Mapping[str, Any]) -> str:
+    return "".join(
+        " · "
+        + fmt.gettext(
+            "lists %(gpu)s at %(price)s per GPU-hour on demand (%(date)s), but does not rent "
+            "clusters on demand"
+        )
+        % {"gpu": x["gpu"], "price": fmt.usd(x["usd_per_gpu_hour"]), "date": fmt.day(x["as_of"])}
+        for x in p["list_prices_not_bookable"]
+    )
 
 
 def quote_lines(fmt: Formatter, body: Mapping[str, Any], currency: str) -> list[QuoteLine]:
@@ -133,7 +145,7 @@ def quote_lines(fmt: Formatter, body: Mapping[str, Any], currency: str) -> list[
                     total=_money(fmt, ref["total"], currency),
                     usd=_money(fmt, ref["total"], "USD") if currency != "USD" else "",
                     per_gpu_hour=fmt.usd(ref["median_usd_per_gpu_hour"]),
-                    how=_reference(fmt, ref),
+                    how=_reference(fmt, ref) + _closed(fmt, p),
                     as_of="",
                     stale=False,
                     age="",
@@ -145,6 +157,7 @@ def quote_lines(fmt: Formatter, body: Mapping[str, Any], currency: str) -> list[
             why = fmt.gettext(WHY_NOT.get(p["why_not"] or "no_price", WHY_NOT["no_price"])) % {
                 "num": fmt.number(p["largest_gpus"] or 0)
             }
+            why += _closed(fmt, p)
             out.append(
                 QuoteLine(
                     "",
