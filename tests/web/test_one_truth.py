@@ -169,9 +169,7 @@ def test_compare_states_each_network_fact_of_the_offer_it_belongs_to(
             ]
             network = _compare_column(r.text, "network", column)
             gbps = [
-                "unknown"
-                if o["per_node_gbps"] is None
-                else f"{o['per_node_gbps']:,.0f} Gbit/s per node"
+                "unknown" if o["per_node_gbps"] is None else f"{o['per_node_gbps']:,.0f} Gbit/s"
                 for o in offers
             ]
             rdma = [

@@ -89,10 +89,9 @@ def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     labels = offer_labels(offers)
     unknown = _("unknown")
     fabrics = [str(fabric_label(o["fabric"])) if o["fabric"] else unknown for o in offers]
+    # The row says "per node"; the value is the figure and its unit only.
     gbps = [
-        _("%(num)s Gbit/s per node") % {"num": fmt.number(o["per_node_gbps"])}
-        if o["per_node_gbps"] is not None
-        else unknown
+        f"{fmt.number(o['per_node_gbps'])} Gbit/s" if o["per_node_gbps"] is not None else unknown
         for o in offers
     ]
     rdma = [yes_no(fmt, o["gpudirect_rdma"]) for o in offers]
