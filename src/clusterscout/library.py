@@ -135,7 +135,10 @@ class Catalog:
         underscores): ``model`` or ``params``, ``tokens`` or ``steps``, and optionally
         ``precision``, ``gpu``, ``max_nodes``, ``budget_usd``, ``deadline_hours``, ``seq_len``,
         ``batch_tokens`` and the offer filters ``provider``, ``fabric``, ``rdma``,
-        ``min_gbps``, ``orchestration``, ``provisioning``, ``region``, ``price_tier``.
+        ``min_gbps``, ``orchestration``, ``provisioning``, ``region``, ``price_tier``, and
+        ``prices`` (offer id -> a quoted USD per GPU-hour; ranks the offer as the buyer's).
+        Offers without a price come back in ``on_request``; unknown network facts as ranges
+        (ADR 0025).
 
         Raises:
             clusterscout.domain.errors.InputError: naming the field at fault.

@@ -94,7 +94,11 @@ def test_plan_ranks_priced_offers_and_explains_exclusions(fixture_engine: Engine
     assert offer_ids <= {"alpha-h100-ib", "alpha-a100-ib", "beta-mi300x-roce"}
     assert offer_ids
     excluded = {e["offer"]["offer_id"]: e["reason"] for e in result["excluded"]}
-    assert excluded.get("beta-h100-eth") == "no price"
+    # An unpriced offer stays in the answer, priced on request, with its GPU-hours.
+    assert "beta-h100-eth" not in excluded
+    on_request = {o["offer"]["id"]: o for o in result["on_request"]}
+    assert on_request["beta-h100-eth"]["price"] == "on request"
+    assert on_request["beta-h100-eth"]["gpu_hours"] > 0
     mi300x = next(o for o in result["options"] if o["offer"]["offer_id"] == "beta-mi300x-roce")
     assert mi300x["offer"]["minimum_hours"] == 4380
     costs = [o["cost_usd"] for o in result["options"]]

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, inspect
 
+from clusterscout.catalog.brackets import (
+    BRACKETS_META_KEY,
+    brackets_json,
+    check_offers,
+    load_brackets,
+)
 from clusterscout.catalog.calibration import parse_calibration
 from clusterscout.catalog.changes import load_changes
 from clusterscout.catalog.launch_data import load_launch
@@ -62,6 +69,8 @@ def validate(data_dir: Path) -> LoadResult:
         texts = catalog_texts(result.catalog)
         result.problems.extend(translation_problems(data_dir, texts))
         load_launch(data_dir, result.problems, result.catalog)
+        brackets, _ = load_brackets(data_dir, result.catalog.gpus, result.problems)
+        result.problems.extend(check_offers(brackets, result.catalog.offers))
         load_changes(data_dir, result.problems, result.catalog, datetime.now(UTC).date())
     return result
 
@@ -78,8 +87,15 @@ def build(engine: Engine, data_dir: Path) -> tuple[BuildStats, list[Problem]]:
         calibration = calibration_path.read_text(encoding="utf-8")
         parse_calibration(calibration, str(calibration_path))  # refuse to store a broken one
     translations = translation_tables(data_dir, catalog_texts(result.catalog))
+    # Read again (validate checked it): the planner reads the brackets from the build.
+    brackets = load_brackets(data_dir, result.catalog.gpus, [])
     stats = build_database(
-        engine, result.catalog, data_version(data_dir), calibration, translations
+        engine,
+        result.catalog,
+        data_version(data_dir),
+        calibration,
+        translations,
+        extra_meta={BRACKETS_META_KEY: json.dumps(brackets_json(brackets))},
     )
     return stats, result.problems
 

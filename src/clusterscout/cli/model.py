@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ from clusterscout.model.checkmodel import (
     summarise,
 )
 from clusterscout.model.planner.results import MIN_SERVING_POINTS, PlanOption, PlanResult
-from clusterscout.web.schemas import estimate_json, plan_json
+from clusterscout.web.schemas import STALE_PRICE_DAYS, estimate_json, plan_json
 
 
 def _read_json(source: str) -> Any:
@@ -110,18 +112,30 @@ def estimate(scenario: str, fmt: str, database_url: str | None) -> None:
 @click.option(
     "--limit", default=15, show_default=True, type=int, help="Options shown in the table."
 )
+@click.option(
+    "--price",
+    "prices",
+    multiple=True,
+    metavar="OFFER=USD_PER_GPU_HOUR",
+    help="A price you were quoted for an offer (repeatable); it ranks the offer and is "
+    "labelled as yours.",
+)
 @format_option("table", ("table", "json"))
 @database_url_option
-def plan(limit: int, fmt: str, database_url: str | None, **fields: Any) -> None:
+def plan(
+    limit: int, prices: tuple[str, ...], fmt: str, database_url: str | None, **fields: Any
+) -> None:
     """Do I need multi-node? And which offer finishes my job cheapest or fastest?
 
     Every field of POST /api/v1/plan is an option here, with the same name (dashes for
-    underscores) and the same rules.
+    underscores) and the same rules; --price fills the body's prices object.
     """
     fmt = choice("--format", fmt, ("table", "json"))
     if limit < 0:
         raise fail(f"--limit: must be at least 0 (got {limit})")
     body = field_values(fields, PLAN_FIELDS)
+    if prices:
+        body["prices"] = _prices(prices)
     with engine_for(database_url).connect() as conn, reporting(Operation.MODEL):
         result = plans.run_plan(conn, body)
     if fmt == "json":
@@ -131,6 +145,17 @@ def plan(limit: int, fmt: str, database_url: str | None, **fields: Any) -> None:
         print_serving(result, limit)
         return
     print_plan(result, limit)
+
+
+def _prices(values: tuple[str, ...]) -> dict[str, str]:
+    """``--price OFFER=USD`` values as the body's ``prices`` (the service checks the numbers)."""
+    out: dict[str, str] = {}
+    for value in values:
+        offer_id, sep, usd = value.partition("=")
+        if not sep or not offer_id.strip() or not usd.strip():
+            raise fail(f"--price: {value!r} is not OFFER=USD_PER_GPU_HOUR")
+        out[offer_id.strip()] = usd.strip()
+    return out
 
 
 def _money(value: float | None, digits: int = 2) -> str:
@@ -339,13 +364,13 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 str(o.rank_by_cost),
                 o.offer.offer_id,
                 o.offer.gpu,
-                f"{o.offer.usd_per_gpu_hour:.2f} {o.offer.price_tier or ''}".strip(),
+                _price_cell(o),
                 str(o.nodes),
                 f"tp{lay.tp} pp{lay.pp}{f' ep{lay.ep}' if lay.ep > 1 else ''} dp{lay.dp} "
                 f"{lay.sharding.value}"
                 + (f" batch {lay.global_batch}" if o.steps not in (0, result.steps) else ""),
-                f"{o.time_hours:,.1f}",
-                f"{o.cost_usd:,.0f}",
+                _spread(o.time_hours_best, o.time_hours, "{:,.1f}"),
+                _spread(o.cost_usd_best, o.cost_usd, "{:,.0f}"),
                 f"{o.scaling_efficiency:.1%}",
                 f"{o.effective_usd_per_gpu_hour:.2f}",
                 "★" if o.pareto else "",
@@ -361,15 +386,106 @@ def print_plan(result: PlanResult, limit: int) -> None:
         out.print(_step_line(result.options[0]), highlight=False, markup=False)
         if any(not o.calibrated for o in result.options[:limit]):
             out.print(UNCALIBRATED_NOTE, highlight=False, markup=False)
+        _print_assumed(result.options[:limit])
     else:
         out.print(
             "No option finishes within the deadline and budget; the offers left out say why.",
             highlight=False,
         )
+    _print_on_request(result, limit)
     if result.excluded:
         out.print(f"left out ({len(result.excluded)}):", highlight=False)
         for e in result.excluded:
             out.print(f"  {e.offer.offer_id}: {e.reason.value}", highlight=False, markup=False)
+
+
+def _spread(best: float | None, worst: float, fmt: str) -> str:
+    """``worst`` alone, or ``best-worst`` when the option rests on an assumed network."""
+    if best is None or fmt.format(best) == fmt.format(worst):
+        return fmt.format(worst)
+    return f"{fmt.format(best)}-{fmt.format(worst)}"
+
+
+def _price_cell(o: PlanOption) -> str:
+    """The price, its tier or "buyer", and "stale" when observed over 30 days ago."""
+    label = "buyer" if o.offer.price_source == "buyer" else o.offer.price_tier or ""
+    age = _age_days(o.offer.price_as_of)
+    stale = " stale" if age is not None and age > STALE_PRICE_DAYS else ""
+    return f"{o.offer.usd_per_gpu_hour or 0:.2f} {label}{stale}".strip()
+
+
+def _age_days(as_of: str | None) -> int | None:
+    return None if as_of is None else (datetime.now(UTC).date() - date.fromisoformat(as_of)).days
+
+
+def _assumption(o: PlanOption) -> str | None:
+    parts = [o.offer.assumed.label] if o.offer.assumed else []
+    if o.offer.gpus_per_node_assumed:
+        parts.append(f"assumed {o.offer.gpus_per_node} GPUs per node")
+    return ", ".join(parts) or None
+
+
+def _print_assumed(options: Sequence[PlanOption]) -> None:
+    """One line per offer whose option rests on an assumed value, naming it."""
+    seen: set[str] = set()
+    lines = []
+    for o in options:
+        label = _assumption(o)
+        if label and o.offer.offer_id not in seen:
+            seen.add(o.offer.offer_id)
+            lines.append(f"  {o.offer.offer_id}: {label}")
+    if lines:
+        out.print(
+            "Ranges: unknown network facts, evaluated at both ends of data/fabric_brackets.toml "
+            "and ranked by the slower one:",
+            highlight=False,
+            markup=False,
+        )
+        for line in lines:
+            out.print(line, highlight=False, markup=False)
+
+
+def _print_on_request(result: PlanResult, limit: int) -> None:
+    """Offers without a published price: time, GPU-hours and the market reference."""
+    if not result.on_request:
+        return
+    rows = []
+    for o in result.on_request[:limit]:
+        ref = result.market_references.get(o.offer.gpu)
+        hours = o.gpus * o.time_hours
+        reference = (
+            f"{ref['median_usd_per_gpu_hour']:.2f} ({ref['low_usd_per_gpu_hour']:.2f}-"
+            f"{ref['high_usd_per_gpu_hour']:.2f}, {ref['prices']} prices, {ref['tier']})"
+            if ref
+            else "none"
+        )
+        rows.append(
+            [
+                o.offer.offer_id,
+                o.offer.gpu,
+                str(o.nodes),
+                _spread(o.time_hours_best, o.time_hours, "{:,.1f}"),
+                f"{hours:,.0f}",
+                reference,
+                _assumption(o) or "",
+            ]
+        )
+    print_table(
+        f"Price on request ({len({o.offer.offer_id for o in result.on_request})} offers; "
+        "market reference: median (range) of "
+        "other offers' published prices per GPU-hour, not the provider's price; --price "
+        "OFFER=USD ranks one)",
+        [
+            Column("offer"),
+            Column("GPU"),
+            Column("nodes", right=True),
+            Column("hours", right=True),
+            Column("GPU-hours", right=True),
+            Column("market reference $/GPU-h"),
+            Column("assumed"),
+        ],
+        rows,
+    )
 
 
 @click.command("check-model")

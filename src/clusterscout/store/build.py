@@ -145,6 +145,7 @@ def build_database(
     version: str,
     calibration_toml: str | None = None,
     translations: Mapping[str, Mapping[str, str]] | None = None,
+    extra_meta: Mapping[str, str] | None = None,
 ) -> BuildStats:
     """Replace the catalog rows with ``catalog`` in a single transaction.
 
@@ -259,6 +260,8 @@ def build_database(
                     if calibration_toml
                     else []
                 ),
+                # Read by the application as it is (the fabric brackets, for one).
+                *({"key": k, "value": v} for k, v in sorted((extra_meta or {}).items())),
             ],
         )
         published = publish_data_version(conn)

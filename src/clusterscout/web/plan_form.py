@@ -60,11 +60,13 @@ class PlanQuery:
 
     values: dict[str, str] = field(default_factory=dict)
     lists: dict[str, list[str]] = field(default_factory=dict)
+    prices: str = ""
+    """Buyer prices as typed: ``offer=usd`` pairs separated by commas."""
 
     @property
     def submitted(self) -> bool:
         """True when the form was sent (any field given); an empty query shows the form only."""
-        return bool(self.values or self.lists)
+        return bool(self.values or self.lists or self.prices)
 
     def value(self, name: str) -> str:
         """The value to show in the form: the asked one, else the default on a fresh form."""
@@ -80,6 +82,8 @@ class PlanQuery:
             if v and not (k == "params" and self.values.get("model"))
         ]
         out.extend((k, v) for k, vs in self.lists.items() for v in sorted(set(vs)))
+        if self.prices:
+            out.append((PRICES, self.prices))
         return sorted(out)
 
     def query_string(self) -> str:
@@ -89,10 +93,27 @@ class PlanQuery:
     def body(self) -> dict[str, Any]:
         """The plan body for this query (numbers stay text; the service parses them)."""
         body: dict[str, Any] = dict(self.pairs())
+        if self.prices:
+            body[PRICES] = buyer_prices(self.prices)
         for name in MULTI_FIELDS:
             if name in self.lists:
                 body[name] = sorted(set(self.lists[name]))
         return body
+
+
+PRICES: Final = "prices"
+MAX_PRICES_CHARS: Final = 400
+
+
+def buyer_prices(text: str) -> dict[str, str]:
+    """``a=2.1, b=3`` as the plan body's ``prices``; a pair without ``=`` keeps an empty price,
+    so the plan service names it."""
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        offer_id, _, usd = part.strip().partition("=")
+        if offer_id.strip():
+            out[offer_id.strip()] = usd.strip()
+    return out
 
 
 def parse(items: Iterable[tuple[str, str]]) -> PlanQuery:
@@ -103,7 +124,13 @@ def parse(items: Iterable[tuple[str, str]]) -> PlanQuery:
     """
     values: dict[str, str] = {}
     lists: dict[str, list[str]] = {}
+    prices = ""
     for key, raw in items:
+        if key == PRICES:
+            prices = " ".join(raw.split())
+            if len(prices) > MAX_PRICES_CHARS:
+                raise ApiError(400, "invalid_parameter", "value too long", key)
+            continue
         if key not in PLAN_FIELD_NAMES:
             raise ApiError(400, "unknown_parameter", "unknown parameter", key[:40])
         value = raw.strip()
@@ -116,7 +143,7 @@ def parse(items: Iterable[tuple[str, str]]) -> PlanQuery:
             values[key] = value
         else:
             values.setdefault(key, "")
-    return PlanQuery(values, lists)
+    return PlanQuery(values, lists, prices)
 
 
 @dataclass(frozen=True, slots=True)

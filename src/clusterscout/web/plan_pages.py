@@ -157,6 +157,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 options=plan_view.option_rows(fmt, result.options, providers, result.steps),
                 launch_rows=launch_view.plan_rows(fmt, st, result.options, providers),
                 excluded=plan_view.excluded_rows(fmt, result.excluded, providers),
+                on_request=plan_view.on_request_rows(fmt, result, providers),
                 assumptions=plan_view.assumption_texts(fmt, result),
                 error_band=fmt.percent(result.error_band_pct / 100),
                 job_tokens=fmt.compact(result.tokens),

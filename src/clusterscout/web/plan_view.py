@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Any, Final
 
 from clusterscout.app.fields import FIELDS_BY_NAME
@@ -106,6 +107,74 @@ class OptionRow:
     rank_by_time: int
     batch_note: str = ""
     calibrated: bool = True
+    assumed: str = ""
+    """What the option rests on ("assumed 800-3200 Gbit/s"), empty when every fact is known."""
+    stale: str = ""
+    """The stale badge ("price 165 days old"), empty for a price under 31 days old."""
+    buyer: bool = False
+    billing: str = ""
+    """Says when a billing minimum or term sets the cost, or that the billing is unknown."""
+
+
+STALE_DAYS: Final = 30
+"""A price older than this gets a stale badge (the API's ``price_stale``)."""
+
+
+def assumed_text(fmt: Formatter, offer: PlanOffer) -> str:
+    """What an offer's option rests on, translated; empty when nothing is assumed."""
+    parts = []
+    a = offer.assumed
+    if a is not None:
+        lo, hi = a.low.per_node_gbps, a.high.per_node_gbps
+        if lo == hi:
+            parts.append(fmt.gettext("assumed %(gbps)s Gbit/s") % {"gbps": fmt.number(lo)})
+        else:
+            parts.append(
+                fmt.gettext("assumed %(low)s-%(high)s Gbit/s")
+                % {"low": fmt.number(lo), "high": fmt.number(hi)}
+            )
+        if "fabric" in a.fields:
+            low = FABRIC_LABELS.get(a.low.fabric.value, a.low.fabric.value)
+            high = FABRIC_LABELS.get(a.high.fabric.value, a.high.fabric.value)
+            parts.append(
+                fmt.gettext("fabric %(kind)s") % {"kind": low}
+                if low == high
+                else fmt.gettext("fabric %(low)s or %(high)s") % {"low": low, "high": high}
+            )
+        if "gpudirect_rdma" in a.fields and a.low.gpudirect_rdma != a.high.gpudirect_rdma:
+            parts.append(fmt.gettext("GPUDirect RDMA with and without"))
+    if offer.gpus_per_node_assumed:
+        parts.append(
+            fmt.gettext("assumed %(num)s GPUs per node")
+            % {"num": fmt.number(offer.gpus_per_node or 0)}
+        )
+    return "; ".join(parts)
+
+
+def stale_text(fmt: Formatter, offer: PlanOffer, today: date) -> str:
+    """``price 165 days old`` for a published price over ``STALE_DAYS`` old, else ''."""
+    if offer.price_as_of is None:
+        return ""
+    age = (today - date.fromisoformat(offer.price_as_of)).days
+    if age <= STALE_DAYS:
+        return ""
+    return fmt.ngettext("price %(num)s day old", "price %(num)s days old", age) % {
+        "num": fmt.number(age)
+    }
+
+
+def billing_text(fmt: Formatter, option: PlanOption) -> str:
+    """Says when the billing minimum or term sets the cost, or that billing is unknown."""
+    minimum = option.offer.minimum_hours
+    if minimum and minimum > option.time_hours:
+        return fmt.gettext("pays the minimum of %(time)s") % {"time": duration(fmt, minimum)}
+    if not option.offer.billing_known:
+        return fmt.gettext("billing minimum unknown")
+    return ""
+
+
+def _spread(best: str | None, worst: str) -> str:
+    return worst if best is None or best == worst else f"{best} – {worst}"
 
 
 def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
@@ -123,11 +192,15 @@ def option_rows(
     options: Sequence[PlanOption],
     providers: Mapping[str, Any],
     job_steps: int = 0,
+    today: date | None = None,
 ) -> list[OptionRow]:
-    """Options in the planner's order (cheapest first)."""
+    """Options in the planner's order (cheapest first); ranges where a network is assumed."""
+    today = today or datetime.now(UTC).date()
     rows = []
     for o in options:
         price = o.offer.usd_per_gpu_hour
+        best_time = duration(fmt, o.time_hours_best) if o.time_hours_best is not None else None
+        best_cost = fmt.usd_whole(o.cost_usd_best) if o.cost_usd_best is not None else None
         rows.append(
             OptionRow(
                 offer=offer_link(fmt, o.offer, providers),
@@ -135,15 +208,73 @@ def option_rows(
                 gpus=fmt.number(o.nodes * (o.offer.gpus_per_node or 0)),
                 layout=layout_text(o.layout),
                 batch_note=batch_note(fmt, o, job_steps),
-                time=duration(fmt, o.time_hours),
-                cost=fmt.usd_whole(o.cost_usd),
+                time=_spread(best_time, duration(fmt, o.time_hours)),
+                cost=_spread(best_cost, fmt.usd_whole(o.cost_usd)),
                 efficiency=fmt.percent(o.scaling_efficiency, digits=1),
                 effective=fmt.usd(o.effective_usd_per_gpu_hour),
                 price=fmt.usd(price) if price is not None else fmt.gettext("unknown"),
-                tier=fmt.gettext(TIER_LABELS.get(o.offer.price_tier or "", "unknown")),
+                tier=fmt.gettext("your price")
+                if o.offer.price_source == "buyer"
+                else fmt.gettext(TIER_LABELS.get(o.offer.price_tier or "", "unknown")),
                 pareto=o.pareto,
                 rank_by_cost=o.rank_by_cost,
                 rank_by_time=o.rank_by_time,
+                calibrated=o.calibrated,
+                assumed=assumed_text(fmt, o.offer),
+                stale=stale_text(fmt, o.offer, today),
+                buyer=o.offer.price_source == "buyer",
+                billing=billing_text(fmt, o),
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class OnRequestRow:
+    """An offer without a published price: time, GPU-hours and the market reference."""
+
+    offer: OfferLink
+    offer_id: str
+    nodes: str
+    time: str
+    gpu_hours: str
+    reference: str
+    reference_cost: str
+    assumed: str
+    calibrated: bool
+
+
+def on_request_rows(
+    fmt: Formatter, result: PlanResult, providers: Mapping[str, Any]
+) -> list[OnRequestRow]:
+    """The price-on-request options, fewest GPU-hours first, each with its market reference."""
+    rows = []
+    for o in result.on_request:
+        ref = result.market_references.get(o.offer.gpu)
+        hours = o.gpus * o.time_hours
+        best = duration(fmt, o.time_hours_best) if o.time_hours_best is not None else None
+        reference = reference_cost = ""
+        if ref:
+            reference = fmt.gettext("%(median)s (%(low)s – %(high)s, %(num)s published prices)") % {
+                "median": fmt.usd(float(ref["median_usd_per_gpu_hour"])),
+                "low": fmt.usd(float(ref["low_usd_per_gpu_hour"])),
+                "high": fmt.usd(float(ref["high_usd_per_gpu_hour"])),
+                "num": fmt.number(int(ref["prices"])),
+            }
+            reference_cost = (
+                f"{fmt.usd_whole(hours * float(ref['low_usd_per_gpu_hour']))} – "
+                f"{fmt.usd_whole(hours * float(ref['high_usd_per_gpu_hour']))}"
+            )
+        rows.append(
+            OnRequestRow(
+                offer=offer_link(fmt, o.offer, providers),
+                offer_id=o.offer.offer_id,
+                nodes=fmt.number(o.nodes),
+                time=_spread(best, duration(fmt, o.time_hours)),
+                gpu_hours=fmt.number(round(hours)),
+                reference=reference or fmt.gettext("too few published prices"),
+                reference_cost=reference_cost,
+                assumed=assumed_text(fmt, o.offer),
                 calibrated=o.calibrated,
             )
         )

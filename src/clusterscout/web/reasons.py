@@ -72,6 +72,18 @@ ASSUMPTION_TEXTS: Final[Mapping[Assumption, str]] = {
         "paper); its dequantisation slowdown (a quarter more compute time) is an assumption, "
         "not a fit."
     ),
+    Assumption.NETWORK_BRACKET: N_(
+        "Where an offer's Gbit/s per node, fabric or GPUDirect RDMA is unknown, it is "
+        "evaluated at the lowest and highest values shipped for its fabric and GPU class "
+        "(a sourced table) and ranked by the slower end; its time and cost are ranges."
+    ),
+    Assumption.PRICE_ON_REQUEST: N_(
+        "Offers without a published price are listed with time and GPU-hours; the market "
+        "reference beside them is other providers' prices, not theirs."
+    ),
+    Assumption.BUYER_PRICE: N_(
+        "Prices entered with the request are the buyer's, not published by the provider."
+    ),
     Assumption.SERVING_MEMORY: N_(
         "Serving memory: weights at the chosen precision (embeddings in BF16) plus the KV "
         "cache of every concurrent sequence at the full context; a tenth of GPU memory is "

@@ -10,12 +10,14 @@ Unknown facts are ``null``. ``sources`` maps a field name to
 from __future__ import annotations
 
 import dataclasses
-from datetime import date
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Final, Literal
 from urllib.parse import quote, urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clusterscout.domain.brackets import AssumedNetwork, NetworkCase
 from clusterscout.launch.request import FormatResult, LaunchAnswer
 from clusterscout.model.collectives import CollectiveResult
 from clusterscout.model.estimate import EstimateResult
@@ -381,6 +383,39 @@ class HealthOut(_Out):
 # --- POST /api/v1/plan ---------------------------------------------------------------------
 
 
+STALE_PRICE_DAYS: Final = 30
+"""A price observed longer ago than this is flagged stale where money is decided."""
+
+
+class NetworkCaseOut(_Out):
+    """One end of an assumed network."""
+
+    fabric: str
+    per_node_gbps: float
+    gpudirect_rdma: bool | None
+
+
+class BracketSourceOut(_Out):
+    """A public page that shows an end of a bracket shipped."""
+
+    url: str
+    checked_on: str
+
+
+class AssumedOut(_Out):
+    """What the planner assumed for an offer's unknown network facts, and from where."""
+
+    label: str = Field(description='e.g. "assumed 800-3200 Gbit/s"')
+    fields: list[str] = Field(
+        description="the unknown facts: fabric, per_node_gbps, gpudirect_rdma"
+    )
+    low: NetworkCaseOut = Field(description="the pessimistic end (ranks the option)")
+    high: NetworkCaseOut = Field(description="the optimistic end")
+    sources: list[BracketSourceOut] = Field(
+        description="the pages behind the bracket's ends (data/fabric_brackets.toml)"
+    )
+
+
 class PlanOfferOut(_Out):
     """An offer as the planner saw it: reach, fabric and the price the run pays."""
 
@@ -399,6 +434,29 @@ class PlanOfferOut(_Out):
         default=None,
         description="least hours a run pays (billing minimum or the price's term); cost_usd "
         "counts at least these",
+    )
+    price_source: str | None = Field(
+        default=None,
+        description="published (the catalog's price), buyer (entered in the request's prices) "
+        "or null (no price: the option is in on_request)",
+    )
+    price_as_of: str | None = Field(
+        default=None, description="the day the published price was observed (ISO date)"
+    )
+    price_age_days: int | None = Field(default=None, description="days since price_as_of")
+    price_stale: bool = Field(
+        default=False,
+        description=f"true when the published price is over {STALE_PRICE_DAYS} days old",
+    )
+    gpus_per_node_assumed: bool = Field(
+        default=False,
+        description="true when the offer does not state its node size and its GPU "
+        "generation's standard board is used (data/fabric_brackets.toml)",
+    )
+    assumed: AssumedOut | None = Field(
+        default=None,
+        description="the network the offer is evaluated on when its Gbit/s, fabric or GPUDirect "
+        "RDMA is unknown; null when every network fact is known",
     )
 
 
@@ -456,6 +514,59 @@ class PlanOptionOut(_Out):
         description=_CALIBRATED_DOC + "; options with false are ranked after every calibrated one"
     )
     gpu_family: str = Field(description="the GPU family whose calibration the option uses")
+    time_hours_range: list[float] | None = Field(
+        default=None,
+        description="[optimistic, pessimistic] hours when the offer's network is assumed "
+        "(offer.assumed); time_hours is the pessimistic end; null when nothing is assumed",
+    )
+    cost_usd_range: list[float] | None = Field(
+        default=None,
+        description="[optimistic, pessimistic] USD, like time_hours_range (null without a price)",
+    )
+    gpu_hours: float = Field(default=0.0, description="GPU-hours of the run (pessimistic end)")
+    billed_hours: float = Field(
+        default=0.0,
+        description="hours paid: time_hours raised to the offer's billing minimum or term and "
+        "to whole billing steps (per hour, per day) where the catalog knows them",
+    )
+    minimum_applied: bool = Field(
+        default=False,
+        description="true when the run is shorter than the billing minimum or term and pays it",
+    )
+    billing_known: bool = Field(
+        default=False,
+        description="false when the catalog does not know the offer's billing granularity, "
+        "minimum or term: cost_usd then bills the run's hours as they are",
+    )
+    assumed: str | None = Field(
+        default=None, description='what the option rests on, e.g. "assumed 800-3200 Gbit/s"'
+    )
+
+
+class OnRequestOut(_Out):
+    """An offer without a published price: time and GPU-hours, cost on request."""
+
+    offer: PlanOfferOut
+    nodes: int
+    gpus: int
+    layout: LayoutOut
+    time_hours: float = Field(description="the pessimistic end when the network is assumed")
+    time_hours_range: list[float] | None = Field(
+        description="[optimistic, pessimistic] hours when the network is assumed"
+    )
+    gpu_hours: float
+    calibrated: bool
+    assumed: str | None = Field(description="what the option rests on, if anything")
+    price: str = Field(description='always "on request"')
+    market_reference: dict[str, Any] | None = Field(
+        description="median and range of published prices of the same GPU model and tier "
+        "across the catalog's multi-node offers, with how many prices it rests on; labelled "
+        "as not the provider's price; null when fewer than two prices exist"
+    )
+    reference_cost_usd_range: list[float] | None = Field(
+        description="gpu_hours times the reference's low and high price: an order of "
+        "magnitude, not a quote"
+    )
 
 
 class ExclusionOut(_Out):
@@ -618,6 +729,12 @@ class PlanOut(_Out):
     serving: ServingOut | None = Field(
         default=None, description="the inference sizing; null for training jobs"
     )
+    on_request: list[OnRequestOut] = Field(
+        default_factory=list,
+        description="offers without a published price that can run the job: time, GPU-hours "
+        "and a market reference (fewest GPU-hours first); enter a quoted price in the "
+        "request's prices to rank one",
+    )
 
 
 def _serving(sp: ServingPlan) -> ServingOut:
@@ -652,6 +769,11 @@ def _serving(sp: ServingPlan) -> ServingOut:
 
 
 def _plan_offer(o: PlanOffer) -> PlanOfferOut:
+    age = (
+        (datetime.now(UTC).date() - date.fromisoformat(o.price_as_of)).days
+        if o.price_as_of
+        else None
+    )
     return PlanOfferOut(
         id=o.offer_id,
         offer_id=o.offer_id,
@@ -665,6 +787,65 @@ def _plan_offer(o: PlanOffer) -> PlanOfferOut:
         usd_per_gpu_hour=o.usd_per_gpu_hour,
         price_tier=o.price_tier,
         minimum_hours=o.minimum_hours,
+        price_source=o.price_source,
+        price_as_of=o.price_as_of,
+        price_age_days=age,
+        price_stale=age is not None and age > STALE_PRICE_DAYS,
+        gpus_per_node_assumed=o.gpus_per_node_assumed,
+        assumed=_assumed(o.assumed) if o.assumed else None,
+    )
+
+
+def _assumed(a: AssumedNetwork) -> AssumedOut:
+    def end(c: NetworkCase) -> NetworkCaseOut:
+        return NetworkCaseOut(
+            fabric=c.fabric.value, per_node_gbps=c.per_node_gbps, gpudirect_rdma=c.gpudirect_rdma
+        )
+
+    urls = {
+        s.url: s.checked_on.isoformat() for b in a.brackets for s in (b.low_source, b.high_source)
+    }
+    return AssumedOut(
+        label=a.label,
+        fields=list(a.fields),
+        low=end(a.low),
+        high=end(a.high),
+        sources=[BracketSourceOut(url=u, checked_on=d) for u, d in urls.items()],
+    )
+
+
+def _option_assumed(o: PlanOption) -> str | None:
+    parts = [o.offer.assumed.label] if o.offer.assumed else []
+    if o.offer.gpus_per_node_assumed:
+        parts.append(f"assumed {o.offer.gpus_per_node} GPUs per node")
+    return ", ".join(parts) or None
+
+
+def _range(best: float | None, worst: float) -> list[float] | None:
+    return None if best is None else [best, worst]
+
+
+def _on_request(o: PlanOption, market: Mapping[str, Mapping[str, Any]]) -> OnRequestOut:
+    ref = market.get(o.offer.gpu)
+    hours = o.gpus * o.time_hours
+    return OnRequestOut(
+        offer=_plan_offer(o.offer),
+        nodes=o.nodes,
+        gpus=o.gpus,
+        layout=_layout(o.layout),
+        time_hours=o.time_hours,
+        time_hours_range=_range(o.time_hours_best, o.time_hours),
+        gpu_hours=hours,
+        calibrated=o.calibrated,
+        assumed=_option_assumed(o),
+        price="on request",
+        market_reference=dict(ref) if ref else None,
+        reference_cost_usd_range=[
+            hours * ref["low_usd_per_gpu_hour"],
+            hours * ref["high_usd_per_gpu_hour"],
+        ]
+        if ref
+        else None,
     )
 
 
@@ -701,6 +882,13 @@ def _option(o: PlanOption) -> PlanOptionOut:
         breakdown_s=dict(o.breakdown),
         calibrated=o.calibrated,
         gpu_family=o.gpu_family,
+        time_hours_range=_range(o.time_hours_best, o.time_hours),
+        cost_usd_range=_range(o.cost_usd_best, o.cost_usd),
+        gpu_hours=o.gpus * o.time_hours,
+        billed_hours=o.billed_hours,
+        minimum_applied=(o.offer.minimum_hours or 0) > o.time_hours,
+        billing_known=o.offer.billing_known,
+        assumed=_option_assumed(o),
     )
 
 
@@ -760,6 +948,7 @@ def plan_out(result: PlanResult) -> PlanOut:
         job=result.job.value,
         lora_rank=result.lora_rank,
         serving=_serving(result.serving) if result.serving is not None else None,
+        on_request=[_on_request(o, result.market_references) for o in result.on_request],
     )
 
 

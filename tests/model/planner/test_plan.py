@@ -22,7 +22,7 @@ from clusterscout.model.planner.layouts import (
     step_memo,
 )
 from clusterscout.model.planner.plan import plan
-from clusterscout.model.planner.reasons import ExclusionReason
+from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 from clusterscout.model.planner.request import PlanRequest, job_for
 from clusterscout.model.planner.results import PlanOffer, PlanOption
 from clusterscout.model.presets import PRESETS, find_preset
@@ -69,7 +69,12 @@ def test_7b_fits_one_node(cal: Calibration) -> None:
         out["options"][0]
     )
     reasons = {e["offer"]["offer_id"]: e["reason"] for e in out["excluded"]}
-    assert reasons["h100-noprice"] == "no price"
+    # An offer without a price stays in the answer, priced on request, never among options.
+    assert "h100-noprice" not in reasons
+    assert {o["offer"]["id"] for o in out["on_request"]} == {"h100-noprice"}
+    unpriced = out["on_request"][0]
+    assert unpriced["price"] == "on request" and unpriced["gpu_hours"] > 0
+    assert "h100-noprice" not in {o["offer"]["id"] for o in out["options"]}
     assert reasons["v100"] == "unknown GPU"
     assert "h100-nofabric" not in reasons  # one node needs no fabric
 
@@ -94,6 +99,59 @@ def test_405b_needs_multi_node_and_ranks_offers(cal: Calibration) -> None:
         assert o.layout.tp * o.layout.pp * o.layout.dp == o.nodes * 8
     assert out["error_band_pct"] == cal.error_band_pct
     assert out["memory"]["bytes_per_param"] == 16
+
+
+def test_an_assumed_network_ranks_by_its_slow_end_and_says_so(cal: Calibration) -> None:
+    from datetime import date
+
+    from clusterscout.domain.brackets import AssumedNetwork, FabricBracket, NetworkCase
+    from clusterscout.domain.models import Source
+
+    src = Source(id="s", url="https://example.org/s", checked_on=date(2026, 12, 1))
+    bracket = FabricBracket(IB, "hopper", ("H100-SXM-80GB",), 1600.0, 3200.0, src, src)
+    assumed = AssumedNetwork(
+        NetworkCase(IB, 1600.0, False),
+        NetworkCase(IB, 3200.0, True),
+        ("per_node_gbps", "gpudirect_rdma"),
+        (bracket,),
+    )
+    ranged = replace(offer("h100-ranged", gbps=None), assumed=assumed, price_source="buyer")
+    known = offer("h100-ib")
+    result = plan(PlanRequest(preset="70B", tokens=1e12), [known, ranged], GPUS, cal)
+    by_id = {o.offer.offer_id: o for o in result.options}
+    r, k = by_id["h100-ranged"], by_id["h100-ib"]
+    assert r.time_hours_best is not None and r.cost_usd_best is not None
+    # The slow end (1600 Gbit/s, no GPUDirect) is what ranks; the fast end is the known offer's.
+    assert r.time_hours_best < r.time_hours
+    assert r.time_hours > k.time_hours and k.time_hours_best is None
+    out = plan_json(result)
+    ranged_json = next(
+        o for o in out["options"] if o["offer"]["id"] == "h100-ranged" and o["nodes"] == r.nodes
+    )
+    assert ranged_json["assumed"] == "assumed 1600-3200 Gbit/s, GPUDirect RDMA with and without"
+    assert ranged_json["time_hours_range"] == [r.time_hours_best, r.time_hours]
+    assert ranged_json["offer"]["assumed"]["sources"] == [
+        {"url": "https://example.org/s", "checked_on": "2026-12-01"}
+    ]
+    assert Assumption.NETWORK_BRACKET.value in out["assumptions"]
+    assert Assumption.BUYER_PRICE.value in out["assumptions"]
+    assert Assumption.PRICE_ON_REQUEST.value not in out["assumptions"]
+
+
+def test_an_unstated_node_size_is_a_reason_and_billing_steps_round_up(cal: Calibration) -> None:
+    unsized = replace(offer("h100-unsized"), gpus_per_node=None)
+    hourly = replace(offer("h100-hourly"), billing_increment_hours=24.0, billing_known=True)
+    result = plan(PlanRequest(preset="7B", tokens=1e9), [unsized, hourly], GPUS, cal)
+    assert [(e.offer.offer_id, e.reason) for e in result.excluded] == [
+        ("h100-unsized", ExclusionReason.UNKNOWN_GPUS_PER_NODE)
+    ]
+    # A short run billed per day pays a whole day on every GPU it uses.
+    for o in result.options:
+        assert o.time_hours < 24
+        assert o.billed_hours == 24.0
+        assert o.cost_usd == pytest.approx(2.5 * o.gpus * 24)
+    out = plan_json(result)
+    assert {o["billing_known"] for o in out["options"]} == {True}
 
 
 @pytest.mark.parametrize(("held_out", "band"), [(None, 20.0), (31.0, 31.0)])

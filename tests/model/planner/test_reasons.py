@@ -7,6 +7,7 @@ import pytest
 from clusterscout.model.inputs import Precision
 from clusterscout.model.planner.reasons import (
     ASSUMPTIONS,
+    DATA_ASSUMPTIONS,
     SERVING_ASSUMPTIONS,
     Assumption,
     ExclusionReason,
@@ -28,7 +29,9 @@ def test_reason_values_are_the_api_texts() -> None:
     assert ExclusionReason.NO_PRICE == "no price"
     assert ExclusionReason.UNKNOWN_GBPS == "unknown Gbit/s per node"
     # every member belongs to the training list or to a job's extra list
+    # every member belongs to the training list, a job's extra list or the data assumptions
     extra = set(SERVING_ASSUMPTIONS) | set(finetune_assumptions(lora=True, qlora=True))
+    extra |= set(DATA_ASSUMPTIONS)
     assert set(Assumption) == set(ASSUMPTIONS) | extra
     assert Assumption.SERVING_SPEED not in ASSUMPTIONS
     assert Assumption.QLORA not in finetune_assumptions(lora=True, qlora=False)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from clusterscout.domain.models import GpuSpec
+from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.calibration import Calibration
 from clusterscout.model.collectives import canonical_network
 from clusterscout.model.cost import billed_hours, effective_usd_per_gpu_hour, job_cost_usd
@@ -19,7 +19,11 @@ from clusterscout.model.planner.layouts import (
     node_counts,
 )
 from clusterscout.model.planner.ranking import pick, rank
-from clusterscout.model.planner.reasons import ExclusionReason, finetune_assumptions
+from clusterscout.model.planner.reasons import (
+    Assumption,
+    ExclusionReason,
+    finetune_assumptions,
+)
 from clusterscout.model.planner.request import Job, PlanRequest, job_for
 from clusterscout.model.planner.results import Exclusion, PlanOffer, PlanOption, PlanResult
 from clusterscout.model.planner.serving import plan_serving
@@ -40,6 +44,50 @@ def _spot_blocked(offer: PlanOffer, nodes: int, request: PlanRequest) -> bool:
     return offer.price_tier == SPOT_TIER and nodes > 1 and not request.allow_spot
 
 
+def _evaluate(
+    search: LayoutSearch,
+    gpu: GpuSpec,
+    per_node: int,
+    nodes: int,
+    network: tuple[FabricKind | None, float | None, bool | None],
+    cache: dict[tuple[Any, ...], _Step],
+) -> _Step:
+    """The model's answer for one cluster shape, shared by offers with the same network."""
+    # Offers with the same GPU, node size and network (as the model reads it: none on one
+    # node, GPUDirect only when missing on RDMA) share one model evaluation.
+    cluster = canonical_network(ClusterSpec(gpu, per_node, nodes, *network))
+    net = (cluster.fabric, cluster.per_node_gbps, cluster.gpudirect_rdma)
+    key = (gpu.name, per_node, *net, nodes)
+    if key not in cache:
+        best = search.best(cluster)
+        if best is None:
+            cache[key] = None
+        else:
+            res = search.memo.result(best.workload, cluster)
+            cache[key] = (
+                best.workload,
+                res.step_time_s,
+                best.steps,
+                res.scaling_efficiency,
+                res.mfu,
+                res.breakdown.as_dict(),
+            )
+    return cache[key]
+
+
+def _networks(
+    offer: PlanOffer,
+) -> tuple[tuple[FabricKind | None, float | None, bool | None], ...]:
+    """The networks an offer is evaluated on: its own, or the two ends of what is assumed."""
+    if offer.assumed is None:
+        return ((offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma),)
+    low, high = offer.assumed.low, offer.assumed.high
+    return (
+        (low.fabric, low.per_node_gbps, low.gpudirect_rdma),
+        (high.fabric, high.per_node_gbps, high.gpudirect_rdma),
+    )
+
+
 def _candidates(
     search: LayoutSearch,
     request: PlanRequest,
@@ -50,54 +98,50 @@ def _candidates(
     """The best option at every node count the offer reaches (one node without a network).
 
     Multi-node options of a spot-priced offer are left out unless the request allows spot.
+    An offer with an assumed network is evaluated at both ends: the option's time and cost are
+    the pessimistic end's (its layout too), ``time_hours_best``/``cost_usd_best`` the other's.
+    An offer without a price is costed at one dollar per GPU-hour, so its cost is its GPU-hours
+    (the caller shows it as price on request).
     """
     per_node = offer.gpus_per_node or 0
-    price = offer.usd_per_gpu_hour or 0.0
+    price = offer.usd_per_gpu_hour if offer.usd_per_gpu_hour is not None else 1.0
     family = search.calibration.family_for(gpu.name)
-    networked = offer.fabric is not None and offer.per_node_gbps is not None
+    networked = offer.assumed is not None or (
+        offer.fabric is not None and offer.per_node_gbps is not None
+    )
     cap = min(request.max_nodes, offer.max_nodes or request.max_nodes) if networked else 1
     out: list[PlanOption] = []
     for nodes in node_counts(cap):
         if _spot_blocked(offer, nodes, request):
             continue
-        # Offers with the same GPU, node size and network (as the model reads it: none on one
-        # node, GPUDirect only when missing on RDMA) share one model evaluation.
-        cluster = canonical_network(
-            ClusterSpec(
-                gpu, per_node, nodes, offer.fabric, offer.per_node_gbps, offer.gpudirect_rdma
-            )
-        )
-        net = (cluster.fabric, cluster.per_node_gbps, cluster.gpudirect_rdma)
-        key = (gpu.name, per_node, *net, nodes)
-        if key not in cache:
-            best = search.best(cluster)
-            if best is None:
-                cache[key] = None
-            else:
-                res = search.memo.result(best.workload, cluster)
-                cache[key] = (
-                    best.workload,
-                    res.step_time_s,
-                    best.steps,
-                    res.scaling_efficiency,
-                    res.mfu,
-                    res.breakdown.as_dict(),
-                )
-        entry = cache[key]
+        ends = [_evaluate(search, gpu, per_node, nodes, n, cache) for n in _networks(offer)]
+        entry = ends[0]
         if entry is None:
             continue
         w, step_s, steps, eff, mfu, parts = entry
         hours = job_hours(steps, step_s)
+        # A run shorter than the offer's minimum term still pays the minimum, and an hourly
+        # bill pays whole hours.
+        cost = job_cost_usd(
+            price,
+            nodes * per_node,
+            billed_hours(hours, offer.minimum_hours, offer.billing_increment_hours),
+        )
+        best_hours = best_cost = None
+        if offer.assumed is not None and nodes > 1 and ends[-1] is not None:
+            best_hours = job_hours(ends[-1][2], ends[-1][1])
+            best_cost = job_cost_usd(
+                price,
+                nodes * per_node,
+                billed_hours(best_hours, offer.minimum_hours, offer.billing_increment_hours),
+            )
         out.append(
             PlanOption(
                 offer=offer,
                 nodes=nodes,
                 layout=layout_of(w),
                 time_hours=hours,
-                # A run shorter than the offer's minimum term still pays the minimum.
-                cost_usd=job_cost_usd(
-                    price, nodes * per_node, billed_hours(hours, offer.minimum_hours)
-                ),
+                cost_usd=cost,
                 scaling_efficiency=eff,
                 effective_usd_per_gpu_hour=effective_usd_per_gpu_hour(price, eff),
                 mfu=mfu,
@@ -105,6 +149,8 @@ def _candidates(
                 breakdown=parts,
                 calibrated=family.calibrated,
                 gpu_family=family.name,
+                time_hours_best=best_hours,
+                cost_usd_best=best_cost,
             )
         )
     return out
@@ -116,8 +162,6 @@ def _unusable(offer: PlanOffer, gpu: GpuSpec | None, job: Job) -> ExclusionReaso
         return ExclusionReason.UNKNOWN_GPU
     if not has_figures(gpu, job.precision):
         return ExclusionReason.no_figure(job.precision)
-    if offer.usd_per_gpu_hour is None:
-        return ExclusionReason.NO_PRICE
     if offer.gpus_per_node is None:
         return ExclusionReason.UNKNOWN_GPUS_PER_NODE
     return None
@@ -125,13 +169,28 @@ def _unusable(offer: PlanOffer, gpu: GpuSpec | None, job: Job) -> ExclusionReaso
 
 def _no_candidate_reason(offer: PlanOffer, request: PlanRequest) -> ExclusionReason:
     # An unknown network rules out several nodes whatever the price, so it is said first.
-    if offer.fabric is None:
+    if offer.fabric is None and offer.assumed is None:
         return ExclusionReason.UNKNOWN_FABRIC
-    if offer.per_node_gbps is None:
+    if offer.per_node_gbps is None and offer.assumed is None:
         return ExclusionReason.UNKNOWN_GBPS
     if offer.price_tier == SPOT_TIER and not request.allow_spot:
         return ExclusionReason.SPOT_MULTI_NODE
     return ExclusionReason.TOO_SMALL
+
+
+def _data_assumptions(
+    options: Sequence[PlanOption], on_request: Sequence[PlanOption]
+) -> tuple[Assumption, ...]:
+    """The assumptions about missing catalog facts that some option of the answer rests on."""
+    every = [*options, *on_request]
+    out = []
+    if any(o.offer.assumed is not None for o in every):
+        out.append(Assumption.NETWORK_BRACKET)
+    if on_request:
+        out.append(Assumption.PRICE_ON_REQUEST)
+    if any(o.offer.price_source == "buyer" for o in every):
+        out.append(Assumption.BUYER_PRICE)
+    return tuple(out)
 
 
 def plan(
@@ -166,6 +225,7 @@ def plan(
     verdicts = tuple(gpu_verdict(search, g) for g in choice.considered)
     cache: dict[tuple[Any, ...], _Step] = {}
     options: list[PlanOption] = []
+    on_request: list[PlanOption] = []
     excluded: list[Exclusion] = []
     timely_nodes: dict[str, int] = {}
     for offer in offers:
@@ -180,14 +240,17 @@ def plan(
         if not candidates:
             excluded.append(Exclusion(offer, _no_candidate_reason(offer, request)))
             continue
+        unpriced = offer.usd_per_gpu_hour is None
         for c in candidates:
-            if c.time_hours <= job.deadline_hours:
+            if c.time_hours <= job.deadline_hours and not unpriced:
                 timely_nodes[gpu.name] = min(c.nodes, timely_nodes.get(gpu.name, c.nodes))
-        chosen = pick(candidates, request.budget_usd, job.deadline_hours)
+        # Without a price no budget can be checked: GPU-hours stand in for cost.
+        budget = None if unpriced else request.budget_usd
+        chosen = pick(candidates, budget, job.deadline_hours)
         if isinstance(chosen, ExclusionReason):
             excluded.append(Exclusion(offer, chosen))
             continue
-        options.extend(chosen)
+        (on_request if unpriced else options).extend(chosen)
     verdicts = tuple(replace(v, nodes_for_deadline=timely_nodes.get(v.gpu)) for v in verdicts)
     one_node_ok = [
         v
@@ -208,8 +271,10 @@ def plan(
         per_gpu=verdicts,
         options=rank(options),
         excluded=tuple(excluded),
+        on_request=tuple(sorted(on_request, key=lambda o: (o.cost_usd, o.offer.offer_id))),
         error_band_pct=calibration.band_for(job.model.is_moe),
-        assumptions=finetune_assumptions(job.kind.adapters, job.kind is JobKind.QLORA),
+        assumptions=finetune_assumptions(job.kind.adapters, job.kind is JobKind.QLORA)
+        + _data_assumptions(options, on_request),
         deadline_hours=job.deadline_hours,
         deadline_is_default=job.deadline_is_default,
         nodes_for_deadline=min(timely_nodes.values()) if timely_nodes else None,

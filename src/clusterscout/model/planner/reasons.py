@@ -78,6 +78,16 @@ class Assumption(StrEnum):
         "paper); its dequantisation slowdown (a quarter more compute time) is an assumption, "
         "not a fit."
     )
+    NETWORK_BRACKET = (
+        "Where an offer's Gbit/s per node, fabric or GPUDirect RDMA is unknown, it is "
+        "evaluated at the lowest and highest values shipped for its fabric and GPU class "
+        "(a sourced table) and ranked by the slower end; its time and cost are ranges."
+    )
+    PRICE_ON_REQUEST = (
+        "Offers without a published price are listed with time and GPU-hours; the market "
+        "reference beside them is other providers' prices, not theirs."
+    )
+    BUYER_PRICE = "Prices entered with the request are the buyer's, not published by the provider."
     SERVING_MEMORY = (
         "Serving memory: weights at the chosen precision (embeddings in BF16) plus the KV "
         "cache of every concurrent sequence at the full context; a tenth of GPU memory is "
@@ -105,8 +115,16 @@ SERVING_ASSUMPTIONS: tuple[Assumption, ...] = (
     Assumption.RAILS,
 )
 """What an inference sizing assumes."""
+DATA_ASSUMPTIONS: tuple[Assumption, ...] = (
+    Assumption.NETWORK_BRACKET,
+    Assumption.PRICE_ON_REQUEST,
+    Assumption.BUYER_PRICE,
+)
+"""Listed only when some option of the answer rests on them."""
 ASSUMPTIONS: tuple[Assumption, ...] = tuple(
-    a for a in Assumption if a not in SERVING_ASSUMPTIONS[:3] and a not in _FINETUNE_ONLY
+    a
+    for a in Assumption
+    if a not in SERVING_ASSUMPTIONS[:3] and a not in _FINETUNE_ONLY and a not in DATA_ASSUMPTIONS
 )
 """What every training plan assumes (fine-tuning adds ``finetune_assumptions``)."""
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
+from clusterscout.domain.brackets import AssumedNetwork
 from clusterscout.domain.models import FabricKind
 from clusterscout.domain.units import GIB
+from clusterscout.model.cost import billed_hours
 from clusterscout.model.inputs import (
     DEFAULT_STACK,
     JobKind,
@@ -39,6 +41,18 @@ class PlanOffer:
     price_tier: str | None = None
     minimum_hours: float | None = None
     """Least hours billed for a run (billing minimum or the price's term); None: no minimum."""
+    assumed: AssumedNetwork | None = None
+    """The network's two ends when its Gbit/s, fabric or GPUDirect RDMA is unknown."""
+    price_source: str | None = None
+    """``published`` (the catalog's), ``buyer`` (entered with the request) or None (no price)."""
+    billing_increment_hours: float | None = None
+    """The billing step in hours (1 when billed per started hour); None: finer or unknown."""
+    billing_known: bool = False
+    """True when the catalog records how the offer bills (granularity, minimum or a term)."""
+    gpus_per_node_assumed: bool = False
+    """True when the offer does not state its node size and its generation's board is used."""
+    price_as_of: str | None = None
+    """The day the published price was observed (ISO date); None for a buyer's or no price."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +136,19 @@ class PlanOption:
     """Seconds of one step by cause (``StepBreakdown.as_dict``: compute, all_to_all, ...)."""
     calibrated: bool = True
     gpu_family: str = ""
+    time_hours_best: float | None = None
+    """With an assumed network: the time at its optimistic end (``time_hours`` is the
+    pessimistic one, which ranks the option); None when nothing is assumed."""
+    cost_usd_best: float | None = None
+    """The cost at the optimistic end, like ``time_hours_best``."""
+
+    @property
+    def billed_hours(self) -> float:
+        """Hours paid at the pessimistic end: the billing minimum or term and whole billing
+        steps applied (``cost.billed_hours``)."""
+        return billed_hours(
+            self.time_hours, self.offer.minimum_hours, self.offer.billing_increment_hours
+        )
 
     @property
     def gpus(self) -> int:
@@ -244,6 +271,11 @@ class PlanResult:
     job: JobKind = JobKind.PRETRAIN
     lora_rank: int | None = None
     serving: ServingPlan | None = None
+    on_request: tuple[PlanOption, ...] = ()
+    """Options of offers without a price: time and GPU-hours, ``cost_usd`` is GPU-hours
+    (costed at one dollar), never shown as money; fewest GPU-hours first."""
+    market_references: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """GPU model -> the market reference the caller drew for it (other offers' prices)."""
 
     @property
     def by_time(self) -> tuple[PlanOption, ...]:
