@@ -16,6 +16,7 @@ PAGES = {
     "provider": "/{lang}/providers/alpha/",
     "compare": "/{lang}/compare/?p=alpha&p=beta",
     "plan": "/{lang}/plan/?max_nodes=64&model=7B&precision=bf16&tokens=1e11",
+    "quote": "/{lang}/quote/?gpus=16&months=6&gpu=H100",
 }
 WIDTHS = {"desktop": (1366, 900), "phone": (390, 844)}
 

@@ -77,7 +77,8 @@ def test_a_gpu_nobody_offers_in_that_size_gives_reasons(client: TestClient) -> N
         ("start=9999-12-01", "start"),
         ("gpu=Z9000", "gpu"),
         ("gpus=8&gpus=16", "gpus"),
-        ("currency=EUR", "currency"),
+        ("currency=XYZ", "currency"),
+        ("foo=1", "foo"),
     ],
 )
 def test_bad_input_is_400_naming_the_parameter(client: TestClient, query: str, field: str) -> None:
@@ -89,4 +90,4 @@ def test_bad_input_is_400_naming_the_parameter(client: TestClient, query: str, f
 def test_the_quote_is_in_the_openapi_document(client: TestClient) -> None:
     doc = client.get("/api/v1/openapi.json").json()
     names = {p["name"] for p in doc["paths"]["/api/v1/quote"]["get"]["parameters"]}
-    assert names == {"gpus", "months", "start", "gpu"}
+    assert names == {"gpus", "months", "start", "gpu", "currency"}

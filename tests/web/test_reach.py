@@ -21,6 +21,7 @@ TAILS: Final = (
     "offers/",
     "compare/",
     "plan/",
+    "quote/",
     "downloads/",
     "changes/",
     "providers/alpha/",

@@ -590,7 +590,7 @@ FIELDS: Final[tuple[Field, ...]] = (
         facet=Facet(
             Widget.SELECT,
             hint=N_("Shows, filters and sorts on this tier's price; offers without one drop out."),
-            empty=N_("headline (on-demand, else reserved)"),
+            empty=N_("headline (on-demand where offered, else reserved or capacity block)"),
         ),
         form=FormField(
             FormSection.LIMITS,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any, Final
 
-from clusterscout.catalog.records import record_price
+from clusterscout.catalog.records import on_demand_offered, record_price
 
 MIN_PRICES: Final = 2
 """Published prices a reference needs: one price is a single provider's, not a market."""
@@ -21,15 +21,10 @@ LABEL: Final = "market reference, not the provider's price"
 
 
 def on_demand_trusted(record: Mapping[str, Any]) -> bool:
-    """False when the offer's on-demand price cannot be taken as on-demand.
-
-    That is when its provisioning says there are no on-demand clusters, or a recorded source
-    conflict about its provisioning concerns it (Crusoe's list prices against its
-    reservation-only FAQ, for one).
-    """
-    if (record.get("provisioning") or {}).get("on_demand_clusters") is False:
-        return False
-    return not any("provisioning" in (c.get("about") or ()) for c in record.get("conflicts") or ())
+    """False when the offer's on-demand price cannot be taken as on-demand
+    (``catalog.records.on_demand_offered``: Crusoe's list prices against its reservation-only
+    FAQ, for one)."""
+    return on_demand_offered(record)  # the one rule, shared with listings and the API
 
 
 def offer_price(record: Mapping[str, Any], tier: str) -> float | None:

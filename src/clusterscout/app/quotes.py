@@ -10,7 +10,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Any, Final
 
-from clusterscout.app.market import on_demand_trusted
+from clusterscout.catalog.records import on_demand_offered
 from clusterscout.domain.errors import InputError
 from clusterscout.model.cost import billed_hours
 
@@ -18,6 +18,23 @@ HOURS_PER_MONTH: Final = 730
 """The catalog's month (docs/data-format.md): 365 days x 24 h / 12."""
 MAX_GPUS: Final = 100_000
 MAX_MONTHS: Final = 60
+
+
+class Basis(StrEnum):
+    """What a total rests on, so a list price times the run is never read as a reservation."""
+
+    LIST_PRICE = "list_price"  # the on-demand list price times the run: no commitment priced
+    RESERVED_TERM = "reserved_term"  # a published reserved price (its term paid whole)
+    CAPACITY_BLOCK = "capacity_block"  # a published capacity-block price
+    COMMITMENT_DISCOUNT = "commitment_discount"  # "X% off for a term" on the list price
+
+
+BASIS_OF_TIER: Final = {
+    "on_demand": Basis.LIST_PRICE,
+    "reserved": Basis.RESERVED_TERM,
+    "capacity_block": Basis.CAPACITY_BLOCK,
+    "discount": Basis.COMMITMENT_DISCOUNT,
+}
 
 
 class WhyNot(StrEnum):
@@ -43,6 +60,17 @@ class Option:
     prepay: bool | None
     capacity_known: bool
     """False when the offer's largest cluster is unknown (the total assumes it is large enough)."""
+    usd_per_gpu_hour: float = 0.0
+    """The price per GPU-hour the low total uses."""
+    as_of: str | None = None
+    """ISO date of the price the total rests on (a discount: its list price's)."""
+    source: str | None = None
+    """URL of that price's source."""
+
+    @property
+    def basis(self) -> Basis:
+        """What kind of price the total rests on."""
+        return BASIS_OF_TIER[self.tier]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +119,14 @@ def _options(
     known = offer.get("max_nodes") is not None or offer.get("max_nodes_by_quote") is not None
     out: list[Option] = []
 
-    def add(tier: str, low: float, high: float, term_days: int | None, prepay: bool | None) -> None:
+    def add(
+        tier: str,
+        low: float,
+        high: float,
+        term_days: int | None,
+        prepay: bool | None,
+        price: Mapping[str, Any],
+    ) -> None:
         billed = billed_hours(hours, minimum, 24 * term_days if term_days else None)
         out.append(
             Option(
@@ -104,23 +139,27 @@ def _options(
                 billed,
                 prepay,
                 known,
+                low,
+                str(price["as_of"]) if price.get("as_of") else None,
+                (price.get("source") or {}).get("url"),
             )
         )
 
-    trusted = on_demand_trusted(offer)
+    trusted = on_demand_offered(offer)
     on_demand = [p for p in offer.get("prices") or () if p["tier"] == "on_demand"]
     for p in offer.get("prices") or ():
         price = float(p["usd_per_gpu_hour"])
         if p["tier"] in {"reserved", "capacity_block"} or (p["tier"] == "on_demand" and trusted):
-            add(p["tier"], price, price, p.get("term_days"), p.get("prepay"))
+            add(p["tier"], price, price, p.get("term_days"), p.get("prepay"), p)
     if trusted and on_demand:
-        base = min(float(p["usd_per_gpu_hour"]) for p in on_demand)
+        base_price = min(on_demand, key=lambda p: float(p["usd_per_gpu_hour"]))
+        base = float(base_price["usd_per_gpu_hour"])
         for d in _discounts(offer, provider):
             if d.get("off", "on_demand") != "on_demand":
                 continue
             low = base * (1 - float(d["max_percent"]) / 100)
             high = base * (1 - float(d.get("min_percent") or 0) / 100)
-            add("discount", low, high, int(d["term_days"]), None)
+            add("discount", low, high, int(d["term_days"]), None, base_price)
     return out
 
 
@@ -147,7 +186,7 @@ def quote(
     Each total is price x GPUs x billed hours: a run shorter than a term or a billing minimum
     pays the whole term or minimum; an "up to X% off" discount gives a range from X% off to its
     published minimum (0% when none). Spot is left out (it can be interrupted), and so is an
-    on-demand price that sources put in doubt (``plans.on_demand_trusted``).
+    on-demand price that sources put in doubt (``catalog.records.on_demand_offered``).
     """
     out = []
     for p in providers:

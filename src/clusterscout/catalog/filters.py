@@ -19,9 +19,6 @@ from clusterscout.domain.models import (
 )
 from clusterscout.domain.regions import RegionScope
 
-HEADLINE_TIERS: Final = (PriceTier.ON_DEMAND, PriceTier.RESERVED, PriceTier.CAPACITY_BLOCK)
-"""Uninterruptible tiers, in the order the headline price takes them."""
-
 
 class Unknowable(StrEnum):
     """Filters on facts the catalog may not know; ``include_unknown`` lets their unknowns in."""
@@ -152,14 +149,14 @@ def offer_price(offer: Offer, tier: PriceTier | None) -> float | None:
     """The price filters and sorts use: ``tier``'s lowest, else the headline price.
 
     The headline is the lowest price of the first uninterruptible tier priced (on-demand, else
-    reserved, else capacity block), so spot never leads a listing.
+    reserved, else capacity block), so spot never leads a listing. An on-demand price of clusters
+    that cannot be rented on demand (``Offer.on_demand_offered``) is neither.
     """
+    if tier is PriceTier.ON_DEMAND and not offer.on_demand_offered:
+        return None  # a list price of clusters that cannot be rented on demand
     if tier is not None:
         return offer.lowest_price(tier)
-    return next(
-        (p for t in HEADLINE_TIERS if (p := offer.lowest_price(t)) is not None),
-        None,
-    )
+    return offer.headline_price()
 
 
 def searchable_regions(offer: Offer, provider: Provider) -> str:

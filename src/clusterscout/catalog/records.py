@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from clusterscout.catalog.filters import HEADLINE_TIERS
 from clusterscout.domain.models import (
+    HEADLINE_TIERS,
     Billing,
     Conflict,
     Discount,
@@ -168,17 +168,43 @@ def conflict_record(c: Conflict) -> Record:
     }
 
 
-def headline_price(prices: Sequence[Mapping[str, Any]]) -> Record | None:
+def on_demand_offered(record: Mapping[str, Any]) -> bool:
+    """``Offer.on_demand_offered`` of an offer record: whether its on-demand price can start a
+    cluster. The recorded fact decides (``on_demand_clusters``); when it is unknown, a recorded
+    conflict about provisioning puts the price in doubt.
+
+    >>> on_demand_offered({"provisioning": {"on_demand_clusters": False}})
+    False
+    >>> on_demand_offered({"provisioning": {}, "conflicts": [{"about": ["provisioning"]}]})
+    False
+    >>> on_demand_offered({"provisioning": {"on_demand_clusters": True},
+    ...                    "conflicts": [{"about": ["provisioning"]}]})
+    True
+    >>> on_demand_offered({"provisioning": {"on_demand_clusters": None}, "conflicts": []})
+    True
+    """
+    known = (record.get("provisioning") or {}).get("on_demand_clusters")
+    if known is not None:
+        return bool(known)
+    return not any("provisioning" in (c.get("about") or ()) for c in record.get("conflicts") or ())
+
+
+def headline_price(prices: Sequence[Mapping[str, Any]], *, on_demand: bool = True) -> Record | None:
     """The price a listing leads with: the lowest of the first uninterruptible tier priced.
 
-    On-demand, else reserved, else capacity block; an offer priced only as spot has none.
+    On-demand (unless ``on_demand`` is False: see ``on_demand_offered``), else reserved, else
+    capacity block; an offer priced only as spot has none.
 
     >>> headline_price([{"tier": "spot", "usd_per_gpu_hour": 1.0, "as_of": "2026-01-01"},
     ...                 {"tier": "reserved", "usd_per_gpu_hour": 3.0, "as_of": "2026-01-02"}])
     {'tier': 'reserved', 'usd_per_gpu_hour': 3.0, 'as_of': '2026-01-02', 'term': None}
     >>> headline_price([{"tier": "spot", "usd_per_gpu_hour": 1.0, "as_of": "2026-01-01"}])
+    >>> headline_price([{"tier": "on_demand", "usd_per_gpu_hour": 4.0, "as_of": "2026-01-01"}],
+    ...                on_demand=False)
     """
     for tier in HEADLINE_TIER_VALUES:
+        if tier == "on_demand" and not on_demand:
+            continue
         priced = [p for p in prices if p["tier"] == tier]
         if priced:
             best = min(priced, key=lambda p: float(p["usd_per_gpu_hour"]))
@@ -216,7 +242,9 @@ def offer_record(offer: Offer, provider_name: str, ratings: Sequence[Rating] = (
         "discounts": [discount_record(d) for d in offer.discounts],
         "prices": [price_record(p) for p in offer.prices],
         "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
-        "headline_price": headline_price([price_record(p) for p in offer.prices]),
+        "headline_price": headline_price(
+            [price_record(p) for p in offer.prices], on_demand=offer.on_demand_offered
+        ),
         "conflicts": [conflict_record(c) for c in offer.conflicts],
         "ratings": [rating_record(r) for r in ratings],
         "note": offer.note,

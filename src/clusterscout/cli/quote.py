@@ -35,8 +35,16 @@ def _money(total: dict[str, Any], currency: str) -> str:
     return text if low == high else f"{low:,} – {high:,} {currency}"
 
 
+BASES = {
+    "list_price": "on-demand list price x run (no commitment price published)",
+    "reserved_term": "reserved term",
+    "capacity_block": "capacity block",
+    "commitment_discount": "commitment discount on the list price",
+}
+
+
 def _how(option: dict[str, Any]) -> str:
-    parts = [TIERS.get(option["tier"], option["tier"]), option["offer_id"]]
+    parts = [BASES.get(option["basis"], option["basis"]), option["offer_id"]]
     if option["term_days"]:
         parts.append(f"term {option['term_days']} days")
     if option["billed_beyond_run"]:
@@ -45,7 +53,19 @@ def _how(option: dict[str, Any]) -> str:
         parts.append("paid up front")
     if not option["capacity_known"]:
         parts.append("largest cluster unknown")
+    if option["as_of"]:
+        age = f"price of {option['as_of']}, {option['age_days']:,} days old"
+        parts.append(f"{age}, STALE" if option["stale"] else age)
     return "; ".join(parts)
+
+
+def _reference(ref: dict[str, Any]) -> str:
+    return (
+        f"no price a run can be bought at; {ref['label']}: "
+        f"median {ref['median_usd_per_gpu_hour']:.2f} USD "
+        f"(range {ref['low_usd_per_gpu_hour']:.2f}-{ref['high_usd_per_gpu_hour']:.2f}) per "
+        f"GPU-hour, {ref['tier'].replace('_', '-')} prices of {ref['prices']} {ref['gpu']} offers"
+    )
 
 
 @click.command("quote")
@@ -87,12 +107,15 @@ def quote(
     """
     fmt = choice("--format", fmt, ("table", "json"))
     settings = settings_for(database_url)
-    raw = {"gpus": gpus, "months": months, "gpu": gpu, "start": start}
+    raw = {"gpus": gpus, "months": months, "gpu": gpu, "start": start, "currency": currency}
+    today = datetime.now(UTC).date()
     with engine_for(database_url).connect() as conn, reporting():
-        currency = quote_service.parse_currency(currency)
-        asked = quote_service.parse_request(conn, raw, datetime.now(UTC).date())
+        asked = quote_service.parse_request(conn, raw, today)
+        currency = asked.currency
         rates = quote_service.rates_of(settings.data_dir)
-        body = quote_service.quote(conn, asked, rates)
+        body = quote_service.quote(
+            conn, asked, rates, today=today, stale_after_days=settings.stale_after_days
+        )
     if fmt == "json":
         print_json(body)
         return
@@ -104,13 +127,26 @@ def quote(
     rows = []
     for p in body["data"]:
         options = p["options"] if all_options else p["options"][:1]
+        rank = "" if p["rank"] is None else f"{p['rank']}" + (" cheapest" if p["cheapest"] else "")
         if not options:
+            closed = "".join(
+                f"; lists {x['gpu']} at {x['usd_per_gpu_hour']:.2f} USD/GPU-h on demand "
+                f"({x['as_of']}), but does not rent clusters on demand"
+                for x in p["list_prices_not_bookable"]
+            )
+            if p["reference"]:
+                ref = p["reference"]
+                rows.append(
+                    [rank, p["name"], _money(ref["total"], currency), _reference(ref) + closed]
+                )
+                continue
             reason = p["reason"] or ""
             if p["largest_gpus"]:
                 reason += f" ({p['largest_gpus']:,} GPUs)"
-            rows.append([p["name"], "—", reason])
-        rows.extend([p["name"], _money(o["total"], currency), _how(o)] for o in options)
-    print_table(title, [Column("provider"), Column("total", right=True), Column("how")], rows)
+            rows.append([rank, p["name"], "—", reason + closed])
+        rows.extend([rank, p["name"], _money(o["total"], currency), _how(o)] for o in options)
+    columns = [Column("#"), Column("provider"), Column("total", right=True), Column("how")]
+    print_table(title, columns, rows)
     rates_meta = meta["exchange_rates"]
     if rates_meta and currency != "USD":
         out.print(

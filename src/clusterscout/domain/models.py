@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
-from typing import Self
+from typing import Final, Self
 
 from clusterscout.domain.regions import RegionIndex
 
@@ -59,6 +59,10 @@ class PriceTier(_ParseableEnum):
     RESERVED = "reserved"
     SPOT = "spot"
     CAPACITY_BLOCK = "capacity_block"
+
+
+HEADLINE_TIERS: Final = (PriceTier.ON_DEMAND, PriceTier.RESERVED, PriceTier.CAPACITY_BLOCK)
+"""Uninterruptible tiers, in the order the headline price takes them (spot never leads)."""
 
 
 class ProvisioningMode(_ParseableEnum):
@@ -321,6 +325,28 @@ class Offer:
             (p.usd_per_gpu_hour for p in self.prices if tier is None or p.tier is tier),
             default=None,
         )
+
+    @property
+    def on_demand_offered(self) -> bool:
+        """Whether its on-demand price can start a cluster: the recorded ``on_demand_clusters``
+        decides; when unknown, a conflict about provisioning puts the price in doubt.
+
+        A price that cannot is a list price only: never a headline or an on-demand filter match.
+        """
+        known = self.provisioning.on_demand_clusters
+        if known is not None:
+            return known
+        return not any(ConflictTopic.PROVISIONING in c.about for c in self.conflicts)
+
+    def headline_price(self) -> float | None:
+        """The lowest price of the first uninterruptible tier priced (on-demand only where
+        ``on_demand_offered``, else reserved, else capacity block); spot never leads."""
+        for tier in HEADLINE_TIERS:
+            if tier is PriceTier.ON_DEMAND and not self.on_demand_offered:
+                continue
+            if (price := self.lowest_price(tier)) is not None:
+                return price
+        return None
 
     @property
     def reach_nodes(self) -> int | None:

@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
-from clusterscout.catalog.records import headline_price, record_price
+from clusterscout.catalog.records import headline_price, on_demand_offered, record_price
+from clusterscout.domain.models import PriceTier
 from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offers, price_observations
 
 CATALOG_FEED = "catalog"
@@ -145,10 +146,15 @@ def refresh_current(conn: Connection, offer_ids: Iterable[str]) -> None:
         record["prices"] = prices
         low = min((p["usd_per_gpu_hour"] for p in prices), default=None)
         record["from_usd_per_gpu_hour"] = low
+        offered = on_demand_offered(record)
         per_tier = {
-            column: record_price(record, tier.value) for tier, column in TIER_PRICE_COLUMNS.items()
+            # An on-demand list price of clusters not rented on demand fails that tier's filter.
+            column: record_price(record, tier.value)
+            if offered or tier is not PriceTier.ON_DEMAND
+            else None
+            for tier, column in TIER_PRICE_COLUMNS.items()
         }
-        headline = headline_price(prices)
+        headline = headline_price(prices, on_demand=offered)
         record["headline_price"] = headline
         if prices:
             record["sources"]["prices"] = list(

@@ -235,7 +235,9 @@ def get_quote(request: Request) -> Response:
     rates = quote_service.rates_of(state_of(request).settings.data_dir)
     with reading(request) as conn:
         asked = quote_service.parse_request(conn, raw, viewmodels.today())
-        body = quote_service.quote(conn, asked, rates)
+        body = quote_service.quote(
+            conn, asked, rates, today=viewmodels.today(), stale_after_days=_stale_after(request)
+        )
     body["meta"] = {**_meta(request), **body["meta"]}
     return FastJSONResponse(body)
 

@@ -199,7 +199,7 @@ def provider_parameters() -> list[dict[str, Any]]:
 
 
 def quote_parameters() -> list[dict[str, Any]]:
-    """``gpus``, ``months``, ``start`` and ``gpu`` of the commitment quote."""
+    """``gpus``, ``months``, ``start``, ``gpu`` and ``currency`` of the commitment quote."""
     return [
         _param(
             "gpus",
@@ -235,6 +235,17 @@ def quote_parameters() -> list[dict[str, Any]]:
             "gpu",
             {"type": "string", "maxLength": 80},
             "Only offers of this GPU model (canonical name or alias such as H100).",
+        ),
+        _param(
+            "currency",
+            {
+                "anyOf": [
+                    {"type": "string", "enum": ["USD", "EUR", "BRL", "usd", "eur", "brl"]},
+                    _EMPTY,
+                ]
+            },
+            "Currency the reader asked for (default USD), echoed in meta; every total carries "
+            "USD, EUR and BRL.",
         ),
     ]
 

@@ -24,6 +24,7 @@ from clusterscout.web import (
     pages,
     plan_pages,
     price_history,
+    quote_pages,
     site_pages,
 )
 from clusterscout.web.i18n import KNOWN_LOCALES, compile_catalogs
@@ -43,6 +44,7 @@ SITEMAP_PAGES: Final = (
     "offers/",
     "compare/",
     "plan/",
+    "quote/",
     "downloads/",
     "changes/",
 )
@@ -117,6 +119,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_api_route("/robots.txt", _robots, include_in_schema=False)
     app.add_api_route("/sitemap.xml", _sitemap, include_in_schema=False)
     app.include_router(plan_pages.router)
+    app.include_router(quote_pages.router)
     app.include_router(price_history.router)
     # Before pages: its fixed paths (/downloads/...) must not reach the /{lang}/ routes.
     app.include_router(site_pages.router)

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from clusterscout.app.quotes import HOURS_PER_MONTH, ProviderQuote, WhyNot
 from clusterscout.catalog.rates import ExchangeRates
+from clusterscout.catalog.records import on_demand_offered
 from clusterscout.web.cells import (
     ACCESS_LABELS,
     Cell,
@@ -29,7 +30,8 @@ WHY_NOT: Final = {
     WhyNot.TOO_SMALL: N_("largest cluster: %(num)s GPUs"),
 }
 TERM_TIERS: Final = {
-    "on_demand": N_("on-demand"),
+    # A list price times the run, not a reservation: the label says so (ADR 0026).
+    "on_demand": N_("on-demand list price"),
     "reserved": N_("reserved"),
     "capacity_block": N_("capacity block"),
     "discount": N_("commitment discount"),
@@ -43,6 +45,10 @@ def _per_gpu(fmt: Formatter, offers: Sequence[Record], tier: str, *, terms: bool
             if p["tier"] != tier:
                 continue
             text = f"{o['gpu']} {fmt.usd(p['usd_per_gpu_hour'])}"
+            if tier == "on_demand" and not on_demand_offered(o):
+                # Listed, but the provider does not rent clusters on demand: say so here too.
+                closed = fmt.gettext("list price; no on-demand clusters")
+                text += f" ({closed})"
             if terms:
                 days = p.get("term_days")
                 term = (
@@ -175,9 +181,16 @@ def _money(fmt: Formatter, low: float, high: float, currency: str) -> str:
 
 
 def quote_rows(
-    fmt: Formatter, quotes: Sequence[ProviderQuote], rates: ExchangeRates | None, hours: float
+    fmt: Formatter,
+    quotes: Sequence[ProviderQuote],
+    rates: ExchangeRates | None,
+    hours: float,
+    *,
+    today: date | None = None,
+    stale_after_days: int = 30,
 ) -> list[QuoteRow]:
-    """The quote table: total, other currencies and what the total commits to."""
+    """The quote table: total, other currencies and what the total commits to, and (given
+    ``today``) the date of the price it rests on, with "stale" past ``stale_after_days``."""
     _ = fmt.gettext
     out = []
     for q in quotes:
@@ -208,6 +221,14 @@ def quote_rows(
             parts.append(_("paid up front"))
         if not b.capacity_known:
             parts.append(_("largest cluster unknown"))
+        if today is not None and b.as_of:
+            age = (today - date.fromisoformat(b.as_of)).days
+            dated = _("price as of %(date)s, %(age)s") % {
+                "date": fmt.day(b.as_of),
+                "age": fmt.ngettext("%(num)s day old", "%(num)s days old", age)
+                % {"num": fmt.number(age)},
+            }
+            parts.append(f"{dated} ({_('stale')})" if age > stale_after_days else dated)
         out.append(
             QuoteRow(
                 q.name,

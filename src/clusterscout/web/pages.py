@@ -233,7 +233,14 @@ def compare(request: Request, lang: Lang) -> Response:
         found = quotes.quote(records, gpus, hours, gpu)
         ctx.update(
             price_block=compare_view.price_section(fmt, records),
-            quote=compare_view.quote_rows(fmt, found, rates, hours),
+            quote=compare_view.quote_rows(
+                fmt,
+                found,
+                rates,
+                hours,
+                today=viewmodels.today(),
+                stale_after_days=st.settings.stale_after_days,
+            ),
             quote_form={
                 "gpus": gpus,
                 "months": f"{months:g}",

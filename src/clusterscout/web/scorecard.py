@@ -10,11 +10,11 @@ from clusterscout.web.cells import (
     GRANULARITY_LABELS,
     Cell,
     SourceLink,
-    any_true,
     bool_fact,
     fabric_label,
     fact,
     refs_for,
+    yes_no,
 )
 from clusterscout.web.i18n import N_, Formatter
 
@@ -59,40 +59,71 @@ def _join(values: Sequence[str]) -> str | None:
     return ", ".join(values) if values else None
 
 
+def offer_labels(offers: Sequence[Record]) -> list[str]:
+    """How the checklist names each offer: its GPU, with its id where two share a GPU."""
+    gpus = [str(o["gpu"]) for o in offers]
+    return [
+        g if gpus.count(g) == 1 else f"{g} ({o['id']})" for g, o in zip(gpus, offers, strict=True)
+    ]
+
+
+def per_offer(labels: Sequence[str], values: Sequence[str]) -> str | None:
+    """One value when every offer has it, else each value with the offers that have it
+    (``3,200 Gbit/s: H100, H200 · unknown: B300``); None for no offer.
+
+    A provider-level summary ("up to 3,200 Gbit/s") would read as a fact of every offer; this
+    keeps each figure on the offers it belongs to.
+    """
+    if not values:
+        return None
+    groups: dict[str, list[str]] = {}
+    for label, v in zip(labels, values, strict=True):
+        groups.setdefault(v, []).append(label)
+    if len(groups) == 1:
+        return values[0]
+    return " · ".join(f"{v}: {', '.join(names)}" for v, names in groups.items())
+
+
 def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     _ = fmt.gettext
-    fabrics = sorted({str(fabric_label(o["fabric"])) for o in offers if o["fabric"]})
-    gbps = [o["per_node_gbps"] for o in offers if o["per_node_gbps"] is not None]
-    gbps_text = None
-    if gbps:
-        gbps_text = _("up to %(num)s Gbit/s per node") % {"num": fmt.number(max(gbps))}
-    return [
-        Fact(_("Fabric"), fact(fmt, _join(fabrics), _offer_refs(offers, "fabric"))),
-        Fact(_("Bandwidth per node"), fact(fmt, gbps_text, _offer_refs(offers, "per_node_gbps"))),
-        Fact(
-            _("GPUDirect RDMA"),
-            bool_fact(
-                fmt,
-                any_true(o["gpudirect_rdma"] for o in offers),
-                _offer_refs(offers, "gpudirect_rdma"),
-            ),
-        ),
+    labels = offer_labels(offers)
+    unknown = _("unknown")
+    fabrics = [str(fabric_label(o["fabric"])) if o["fabric"] else unknown for o in offers]
+    # The row says "per node"; the value is the figure and its unit only.
+    gbps = [
+        f"{fmt.number(o['per_node_gbps'])} Gbit/s" if o["per_node_gbps"] is not None else unknown
+        for o in offers
     ]
+    rdma = [yes_no(fmt, o["gpudirect_rdma"]) for o in offers]
+    return [
+        Fact(_("Fabric"), _offer_fact(fmt, offers, labels, fabrics, "fabric")),
+        Fact(_("Bandwidth per node"), _offer_fact(fmt, offers, labels, gbps, "per_node_gbps")),
+        Fact(_("GPUDirect RDMA"), _offer_fact(fmt, offers, labels, rdma, "gpudirect_rdma")),
+    ]
+
+
+def _offer_fact(
+    fmt: Formatter, offers: Sequence[Record], labels: list[str], values: list[str], field: str
+) -> Cell:
+    """One fact over a provider's offers (``per_offer``); unknown when no offer knows it."""
+    if all(v == fmt.gettext("unknown") for v in values):
+        return fact(fmt, None, [])
+    return fact(fmt, per_offer(labels, values), _offer_refs(offers, field))
 
 
 def _topology(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     _ = fmt.gettext
     refs = _offer_refs(offers, "topology")
     locality = next((o["topology"]["locality"] for o in offers if o["topology"]["locality"]), None)
+    labels = offer_labels(offers)
+
+    def per(key: str) -> Cell:
+        values = [yes_no(fmt, o["topology"][key]) for o in offers]
+        return _offer_fact(fmt, offers, labels, values, "topology")
+
     return [
-        Fact(
-            _("Non-blocking network"),
-            bool_fact(fmt, any_true(o["topology"]["non_blocking"] for o in offers), refs),
-        ),
-        Fact(
-            _("Rail-optimised"),
-            bool_fact(fmt, any_true(o["topology"]["rail_optimized"] for o in offers), refs),
-        ),
+        Fact(_("Non-blocking network"), per("non_blocking")),
+        Fact(_("Rail-optimised"), per("rail_optimized")),
         Fact(_("Locality"), fact(fmt, locality, refs, lang=fmt.catalog.lang_of(locality))),
     ]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
-from clusterscout.catalog.records import headline_price
+from clusterscout.catalog.records import headline_price, on_demand_offered
 from clusterscout.web.cells import (
     ACCESS_LABELS,
     ORCHESTRATION_LABELS,
@@ -138,13 +138,17 @@ def price_cell(
     tier: str | None = None,
     *,
     with_tier: bool = True,
+    on_demand: bool = True,
 ) -> Cell:
     """The lowest current price of ``tier`` (else the headline price: the first uninterruptible
-    tier priced) with its tier, ``as_of`` date and a stale badge when old."""
+    tier priced) with its tier, ``as_of`` date and a stale badge when old.
+
+    ``on_demand`` False (clusters not rented on demand) keeps an on-demand list price out of the
+    headline, as in the API record and the store's headline column."""
     if tier is not None:
         prices = [p for p in prices if p["tier"] == tier]
     else:
-        headline = headline_price(prices)
+        headline = headline_price(prices, on_demand=on_demand)
         prices = [p for p in prices if headline and p["tier"] == headline["tier"]]
     if not prices:
         return unknown(fmt)
@@ -254,7 +258,9 @@ def offer_row(
             sort_value=f"{gbps or 0:010.1f}",
         ),
         "rdma": bool_fact(fmt, r["gpudirect_rdma"], refs_for(r, "gpudirect_rdma")),
-        "price": price_cell(fmt, r["prices"], stale_after_days, tier),
+        "price": price_cell(
+            fmt, r["prices"], stale_after_days, tier, on_demand=on_demand_offered(r)
+        ),
         "spot": price_cell(fmt, r["prices"], stale_after_days, "spot", with_tier=False),
         "cluster_size": cluster_size(fmt, r),
         "region": region_cell(fmt, r, provider),
