@@ -101,7 +101,13 @@ def _quote(conn: Connection, settings: Settings, args: dict[str, Any]) -> dict[s
     _only(args, set(quote_service.PARAMS))
     raw = {k: None if args.get(k) is None else str(args[k]) for k in quote_service.PARAMS}
     asked = quote_service.parse_request(conn, raw, today())
-    return quote_service.quote(conn, asked, quote_service.rates_of(settings.data_dir))
+    return quote_service.quote(
+        conn,
+        asked,
+        quote_service.rates_of(settings.data_dir),
+        today=today(),
+        stale_after_days=settings.stale_after_days,
+    )
 
 
 def _launch(conn: Connection, settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
