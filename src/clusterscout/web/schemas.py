@@ -130,6 +130,32 @@ class TopologyOut(_Out):
     locality: str | None
 
 
+class MeasuredFabricOut(_Out):
+    """A published multi-node collective benchmark on the offer, beside the model's figure."""
+
+    collective: Literal["all_reduce", "all_gather", "reduce_scatter"]
+    message_bytes: int = Field(description="whole buffer of the collective, bytes")
+    nodes: int
+    gpus_per_node: int
+    gpus: int
+    busbw_gbs: float = Field(description="measured bus bandwidth, GB/s (nccl-tests busbw)")
+    predicted_busbw_gbs: float | None = Field(
+        description="the model's bus bandwidth for the same collective, size, nodes and GPUs "
+        "per node on the advertised fabric; null when the catalog lacks the fabric figures"
+    )
+    ratio: float | None = Field(description="measured / predicted")
+    nccl_version: str | None
+    tool: str | None = Field(description="benchmark that printed it, e.g. nccl-tests")
+    in_network_reduction: bool = Field(description="SHARP or similar reduced in the switches")
+    degraded: bool = Field(
+        description="the source says the run missed the provider's documented setup; shown, "
+        "never used by the planner"
+    )
+    published_on: date | None
+    note: str | None
+    sources: list[SourceRef]
+
+
 class PriceOut(_Out):
     """One price in USD per GPU-hour, with its age."""
 
@@ -211,6 +237,10 @@ class OfferOut(_Out):
         "here did not rate the provider"
     )
     note: str | None
+    measured_fabric: list[MeasuredFabricOut] = Field(
+        description="published multi-node collective benchmarks, each with the model's "
+        "prediction for the same run"
+    )
     sources: Sources
 
 
