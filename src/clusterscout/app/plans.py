@@ -11,11 +11,12 @@ from clusterscout.app.estimates import require_finite, stored_calibration
 from clusterscout.app.inputs import parse_plan
 from clusterscout.app.offers import find_offers, gpu_names, gpu_specs
 from clusterscout.catalog.filters import OfferFilter
+from clusterscout.catalog.measured import usable
 from clusterscout.catalog.records import record_price
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.request import PlanRequest
-from clusterscout.model.planner.results import PlanOffer, PlanResult
+from clusterscout.model.planner.results import FabricBasis, PlanOffer, PlanResult
 
 TIER_PREFERENCE: Final = ("on_demand", "reserved", "capacity_block", "spot")
 """Which price the planner uses: what a buyer can actually pay for a multi-week run, in order."""
@@ -66,6 +67,27 @@ def reach(record: Mapping[str, Any]) -> int | None:
     return max(counts) if counts else None
 
 
+def fabric_basis(record: Mapping[str, Any]) -> FabricBasis | None:
+    """The published all-reduce run a plan's network figure rests on, or None.
+
+    Only a run with the model's prediction beside it counts (``catalog.measured.usable``):
+    the planner scales the advertised bandwidth by measured / predicted, capped at 1.
+    """
+    m = usable(record.get("measured_fabric") or [])
+    if m is None or not m["predicted_busbw_gbs"]:
+        return None
+    return FabricBasis(
+        busbw_gbs=m["busbw_gbs"],
+        predicted_busbw_gbs=m["predicted_busbw_gbs"],
+        factor=min(1.0, m["busbw_gbs"] / m["predicted_busbw_gbs"]),
+        collective=m["collective"],
+        nodes=m["nodes"],
+        gpus_per_node=m["gpus_per_node"],
+        message_bytes=m["message_bytes"],
+        source_url=m["sources"][0]["url"],
+    )
+
+
 def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
     """The planner's view of an offer record: reach, fabric and the price a run would pay.
 
@@ -78,18 +100,22 @@ def plan_offer(record: Mapping[str, Any], tier: str | None = None) -> PlanOffer:
         tiers = [t for t in tiers if t != "on_demand"]
     price, tier = _chosen_price(record, tiers)
     fabric = record.get("fabric")
+    advertised = record.get("per_node_gbps")
+    basis = fabric_basis(record) if advertised else None
     return PlanOffer(
         offer_id=record["id"],
         provider=record["provider"],
         gpu=record["gpu"],
         gpus_per_node=record.get("gpus_per_node"),
         fabric=FabricKind(fabric) if fabric else None,
-        per_node_gbps=record.get("per_node_gbps"),
+        per_node_gbps=advertised * basis.factor if advertised and basis else advertised,
         gpudirect_rdma=record.get("gpudirect_rdma"),
         max_nodes=reach(record),
         usd_per_gpu_hour=price,
         price_tier=tier,
         minimum_hours=minimum_hours(record, tier),
+        advertised_gbps=advertised if basis else None,
+        measured=basis,
     )
 
 

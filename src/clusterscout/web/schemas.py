@@ -411,6 +411,24 @@ class HealthOut(_Out):
 # --- POST /api/v1/plan ---------------------------------------------------------------------
 
 
+class FabricBasisOut(_Out):
+    """The published run a plan's network figure rests on (see PlanOfferOut.fabric_basis)."""
+
+    busbw_gbs: float = Field(description="measured bus bandwidth, GB/s")
+    predicted_busbw_gbs: float = Field(
+        description="the model's bus bandwidth for the same run on the advertised fabric"
+    )
+    factor: float = Field(
+        description="measured / predicted, capped at 1: the share of the advertised per-node "
+        "bandwidth the plan uses"
+    )
+    collective: str
+    nodes: int
+    gpus_per_node: int
+    message_bytes: int
+    source_url: str
+
+
 class PlanOfferOut(_Out):
     """An offer as the planner saw it: reach, fabric and the price the run pays."""
 
@@ -429,6 +447,17 @@ class PlanOfferOut(_Out):
         default=None,
         description="least hours a run pays (billing minimum or the price's term); cost_usd "
         "counts at least these",
+    )
+    fabric_basis: Literal["advertised", "measured"] = Field(
+        default="advertised",
+        description="measured: per_node_gbps is the advertised figure scaled by a published "
+        "benchmark on this offer (measured_fabric); advertised: the catalog's figure as is",
+    )
+    advertised_gbps: float | None = Field(
+        default=None, description="the catalog's per-node Gbit/s when fabric_basis is measured"
+    )
+    measured_fabric: FabricBasisOut | None = Field(
+        default=None, description="the published run the network figure rests on"
     )
 
 
@@ -695,6 +724,22 @@ def _plan_offer(o: PlanOffer) -> PlanOfferOut:
         usd_per_gpu_hour=o.usd_per_gpu_hour,
         price_tier=o.price_tier,
         minimum_hours=o.minimum_hours,
+        fabric_basis="measured" if o.measured else "advertised",
+        advertised_gbps=o.advertised_gbps,
+        measured_fabric=(
+            FabricBasisOut(
+                busbw_gbs=o.measured.busbw_gbs,
+                predicted_busbw_gbs=o.measured.predicted_busbw_gbs,
+                factor=round(o.measured.factor, 3),
+                collective=o.measured.collective,
+                nodes=o.measured.nodes,
+                gpus_per_node=o.measured.gpus_per_node,
+                message_bytes=o.measured.message_bytes,
+                source_url=o.measured.source_url,
+            )
+            if o.measured
+            else None
+        ),
     )
 
 
