@@ -78,16 +78,15 @@ def headline(records: Sequence[Record]) -> Record | None:
 
 
 def human_bytes(size: int) -> str:
-    """``8589934592`` -> ``8 GiB``; sizes that are not a whole power-of-two unit stay in GB.
-
-    >>> human_bytes(2**31), human_bytes(4_000_000_000), human_bytes(512)
-    ('2 GiB', '4 GB', '512 B')
-    """
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+    """``8589934592`` -> ``8 GiB``; a whole number of (decimal) GB, as some benchmarks use,
+    stays in GB: ``4000000000`` -> ``4 GB``; else the largest binary unit that divides it."""
+    if size >= 2**30 and size % 2**30 == 0:
+        return f"{size // 2**30} GiB"
+    if size >= 10**9 and size % 10**9 == 0:
+        return f"{size // 10**9} GB"
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
         if size >= scale and size % scale == 0:
             return f"{size // scale} {unit}"
-    if size >= 10**9:
-        return f"{size / 10**9:g} GB"
     return f"{size} B"
 
 
