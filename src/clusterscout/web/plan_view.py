@@ -22,7 +22,7 @@ from clusterscout.model.planner.results import (
     PlanResult,
     ServingPlan,
 )
-from clusterscout.web import charts
+from clusterscout.web import charts, fabric_view
 from clusterscout.web.cells import FABRIC_LABELS, TIER_LABELS
 from clusterscout.web.i18n import N_, Formatter
 from clusterscout.web.reasons import assumption_text, reason_text
@@ -106,6 +106,33 @@ class OptionRow:
     rank_by_time: int
     batch_note: str = ""
     calibrated: bool = True
+    network_note: str = ""
+    """Says when the network figure comes from a published run on the offer, else ''."""
+    network_source: str = ""
+    """The public page of that run."""
+
+
+def network_note(fmt: Formatter, offer: PlanOffer) -> str:
+    """The published run behind the option's network figure, in words, else ''."""
+    m = offer.measured
+    if m is None or offer.advertised_gbps is None:
+        return ""
+    run = {
+        "collective": m.collective,
+        "nodes": m.nodes,
+        "gpus_per_node": m.gpus_per_node,
+        "message_bytes": m.message_bytes,
+    }
+    return fmt.gettext(
+        "network from a published run (%(run)s): measured %(measured)s, model %(model)s; "
+        "the plan uses %(share)s of the advertised %(gbps)s Gbit/s"
+    ) % {
+        "run": fabric_view.run_text(fmt, run),
+        "measured": fabric_view.gbs(fmt, m.busbw_gbs),
+        "model": fabric_view.gbs(fmt, m.predicted_busbw_gbs),
+        "share": fmt.percent(m.factor, digits=0),
+        "gbps": fmt.number(offer.advertised_gbps),
+    }
 
 
 def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
@@ -145,6 +172,8 @@ def option_rows(
                 rank_by_cost=o.rank_by_cost,
                 rank_by_time=o.rank_by_time,
                 calibrated=o.calibrated,
+                network_note=network_note(fmt, o.offer),
+                network_source=o.offer.measured.source_url if o.offer.measured else "",
             )
         )
     return rows

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from clusterscout.web import fabric_view
 from clusterscout.web.cells import (
     GRANULARITY_LABELS,
     Cell,
@@ -59,6 +60,14 @@ def _join(values: Sequence[str]) -> str | None:
     return ", ".join(values) if values else None
 
 
+def _measured(fmt: Formatter, offers: Sequence[Record]) -> str | None:
+    # Per offer with a published run: its GPU, the measured and the model's bus bandwidth.
+    parts = [
+        f"{o['gpu']}: {line}" for o in offers if (line := fabric_view.summary(fmt, o)) is not None
+    ]
+    return " · ".join(parts) or None
+
+
 def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     _ = fmt.gettext
     fabrics = sorted({str(fabric_label(o["fabric"])) for o in offers if o["fabric"]})
@@ -69,6 +78,10 @@ def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     return [
         Fact(_("Fabric"), fact(fmt, _join(fabrics), _offer_refs(offers, "fabric"))),
         Fact(_("Bandwidth per node"), fact(fmt, gbps_text, _offer_refs(offers, "per_node_gbps"))),
+        Fact(
+            _("Measured bus bandwidth"),
+            fact(fmt, _measured(fmt, offers), _offer_refs(offers, "measured_fabric")),
+        ),
         Fact(
             _("GPUDirect RDMA"),
             bool_fact(
