@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -289,6 +290,7 @@ _OPTION_COLUMNS = (
     Column("eff. $/GPU-h", right=True),
     Column("pareto"),
     Column("calibrated"),
+    Column("network"),
 )
 
 UNCALIBRATED_NOTE = (
@@ -302,6 +304,23 @@ def _step_line(option: PlanOption) -> str:
     """One step of option 1 by cause (all-to-all shows for MoE layouts), seconds."""
     parts = ", ".join(f"{k} {v:.3g}" for k, v in option.breakdown.items() if v > 0)
     return f"Step of option #1 ({sum(option.breakdown.values()):.3g} s): {parts}"
+
+
+def _measured_lines(options: Sequence[PlanOption]) -> list[str]:
+    """One line per offer whose network figure rests on a published run (ADR 0028)."""
+    lines, seen = [], set()
+    for o in options:
+        m = o.offer.measured
+        if m is None or o.offer.offer_id in seen:
+            continue
+        seen.add(o.offer.offer_id)
+        lines.append(
+            f"Network 'measured': {o.offer.offer_id} uses {m.factor:.0%} of its advertised "
+            f"{o.offer.advertised_gbps:,.0f} Gbit/s: {m.collective} on {m.nodes} x "
+            f"{m.gpus_per_node} GPUs measured {m.busbw_gbs:.1f} GB/s bus bandwidth, the model "
+            f"{m.predicted_busbw_gbs:.1f} ({m.source_url})"
+        )
+    return lines
 
 
 def print_plan(result: PlanResult, limit: int) -> None:
@@ -350,6 +369,7 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 f"{o.effective_usd_per_gpu_hour:.2f}",
                 "★" if o.pareto else "",
                 "yes" if o.calibrated else "no (prior)",
+                f"measured {o.offer.measured.factor:.0%}" if o.offer.measured else "advertised",
             ]
         )
     title = (
@@ -361,6 +381,8 @@ def print_plan(result: PlanResult, limit: int) -> None:
         out.print(_step_line(result.options[0]), highlight=False, markup=False)
         if any(not o.calibrated for o in result.options[:limit]):
             out.print(UNCALIBRATED_NOTE, highlight=False, markup=False)
+        for line in _measured_lines(result.options[:limit]):
+            out.print(line, highlight=False, markup=False)
     else:
         out.print(
             "No option finishes within the deadline and budget; the offers left out say why.",
