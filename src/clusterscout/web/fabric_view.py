@@ -52,19 +52,25 @@ def run_text(fmt: Formatter, m: Record) -> str:
     }
 
 
-def summary(fmt: Formatter, r: Record) -> str | None:
+def summary(fmt: Formatter, r: Record, *, with_run: bool = True) -> str | None:
     """The one-line figure under the advertised Gbit/s: measured, then the model's.
 
-    None when the offer has no published measurement.
+    ``with_run`` adds the run (collective, nodes x GPUs, size); table cells leave it to the
+    row's disclosure to stay narrow. None when the offer has no published measurement.
     """
     m = headline(r.get("measured_fabric") or [])
     if m is None:
         return None
     values = {"measured": gbs(fmt, m["busbw_gbs"]), "run": run_text(fmt, m)}
-    if m["predicted_busbw_gbs"] is None:
-        return fmt.gettext("measured %(measured)s (%(run)s)") % values
-    values["model"] = gbs(fmt, m["predicted_busbw_gbs"])
-    return fmt.gettext("measured %(measured)s, model %(model)s (%(run)s)") % values
+    if m["predicted_busbw_gbs"] is not None:
+        values["model"] = gbs(fmt, m["predicted_busbw_gbs"])
+    if not with_run:
+        if "model" in values:
+            return fmt.gettext("measured %(measured)s, model %(model)s") % values
+        return fmt.gettext("measured %(measured)s") % values
+    if "model" in values:
+        return fmt.gettext("measured %(measured)s, model %(model)s (%(run)s)") % values
+    return fmt.gettext("measured %(measured)s (%(run)s)") % values
 
 
 def flags(fmt: Formatter, m: Record) -> tuple[str, ...]:

@@ -233,7 +233,7 @@ def _gbps_cell(fmt: Formatter, r: Record) -> Cell:
     # The advertised figure, with the published measurement and the model's figure for the
     # same run as its detail line: the three numbers a buyer compares.
     gbps = r["per_node_gbps"]
-    measured = fabric_view.summary(fmt, r)
+    measured = fabric_view.summary(fmt, r, with_run=False)
     if gbps is None:
         return replace(unknown(fmt), detail=measured)
     return fact(
