@@ -32,6 +32,8 @@ class MeasuredRow:
     nccl: str
     flags: tuple[str, ...]
     note: str | None
+    note_lang: str
+    """Language of ``note`` (catalog prose): the reader's when translated, else English."""
     sources: tuple[SourceLink, ...]
 
 
@@ -103,6 +105,7 @@ def measured_rows(fmt: Formatter, offers: Sequence[Record]) -> list[MeasuredRow]
                     nccl=m["nccl_version"] or fmt.gettext("unknown"),
                     flags=flags(fmt, m),
                     note=m["note"],
+                    note_lang=fmt.catalog.lang_of(m["note"]),
                     sources=source_links(fmt, m["sources"]),
                 )
             )
