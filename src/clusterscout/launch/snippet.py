@@ -86,12 +86,15 @@ def catalog_snippet(
         lines.append(f"nccl_version = {_q(version.group(0))}")
     lines += [
         f"tool = {_q(f'nccl-tests {comparison.op}_perf')}",
-        "note = "
+        # A note is catalog prose that pages show, so it is translated in data/locale: left
+        # as a comment for the contributor to keep (and translate) or drop.
+        "# note = "
         + _q(
             f"Out-of-place bus bandwidth at the largest size of the log "
             f"({human_bytes(top.size_bytes)}); the model predicted "
             f"{top.predicted_busbw_gbs:.2f} GB/s for the same run."
-        ),
+        )
+        + "  # optional: translate it (make i18n-catalog)",
         f"sources = [{_q(sid)}]",
     ]
     return "\n".join(lines) + "\n"
