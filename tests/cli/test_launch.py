@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from clusterscout.catalog.load import load_catalog
 from clusterscout.cli import app
 from clusterscout.settings import Settings
 from tests.conftest import REAL_DATA_DIR
@@ -141,3 +143,74 @@ def test_ingest_rejects_a_file_that_is_not_nccl_tests(
     )
     assert result.exit_code == 2
     assert result.output.startswith("error: junk.log")
+
+
+def _paste(snippet: str, provider_toml: str, offer_local_id: str) -> str:
+    """Put the snippet's two parts where its comment says: sources, then the offer's end."""
+    body = "\n".join(line for line in snippet.splitlines() if not line.startswith("#"))
+    source, measured = body.split("[[offers.measured_fabric]]")
+    lines = provider_toml.splitlines()
+    at = lines.index("[multi_node]")
+    lines[at:at] = [*source.strip().splitlines(), ""]
+    start = lines.index(f'id = "{offer_local_id}"')
+    nxt = [i for i, line in enumerate(lines) if line == "[[offers]]" and i > start]
+    end = nxt[0] if nxt else len(lines)
+    lines[end:end] = ["", "[[offers.measured_fabric]]", *measured.strip().splitlines(), ""]
+    return "\n".join(lines) + "\n"
+
+
+def test_emit_toml_gives_a_snippet_the_catalog_accepts(
+    fixture_args: list[str], fixture_data_dir: Path, tmp_path: Path
+) -> None:
+    url = "https://github.com/NVIDIA/nccl-tests/issues/309"
+    args = ["ingest-nccl-tests", str(IB_2NODE), "--offer", "alpha-h100-ib", *fixture_args]
+    result = runner.invoke(app, [*args, "--emit-toml", "--source-url", url])
+    assert result.exit_code == 0, result.output
+    snippet = result.stdout
+    assert "verdict: delivers " not in snippet  # verdicts go to standard error
+    assert f'url = "{url}"' in snippet
+    assert 'collective = "all_reduce"' in snippet and "nodes = 2" in snippet
+    assert 'nccl_version = "2.26.2"' in snippet  # the release, without "+cuda12.8"
+    # Pasted into a copy of the catalog as the comment says, it validates and loads.
+    data = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, data)
+    alpha = data / "providers" / "alpha.toml"
+    alpha.write_text(_paste(snippet, alpha.read_text(encoding="utf-8"), "h100-ib"))
+    checked = runner.invoke(app, ["validate", str(data)])
+    assert checked.exit_code == 0, checked.output
+    loaded = load_catalog(data).catalog
+    assert loaded is not None
+    offer = next(o for o in loaded.offers if o.id == "alpha-h100-ib")
+    m = offer.measured_fabric[-1]  # the pasted run, after the fixture's own
+    assert (m.collective, m.nodes, m.gpus_per_node) == ("all_reduce", 2, 8)
+    assert m.sources[0].url == url
+
+
+def test_emit_toml_without_a_public_page_leaves_the_url_out(
+    fixture_args: list[str], fixture_data_dir: Path, tmp_path: Path
+) -> None:
+    # The same log without the line that names where it was published.
+    log = tmp_path / "mine.log"
+    text = IB_2NODE.read_text(encoding="utf-8")
+    log.write_text("\n".join(x for x in text.splitlines() if not x.startswith("# source:")))
+    args = ["ingest-nccl-tests", str(log), "--offer", "alpha-h100-ib", *fixture_args]
+    result = runner.invoke(app, [*args, "--emit-toml"])
+    assert result.exit_code == 0, result.output
+    assert '# url = "https://..."' in result.stdout
+    data = tmp_path / "data"
+    shutil.copytree(fixture_data_dir, data)
+    alpha = data / "providers" / "alpha.toml"
+    alpha.write_text(_paste(result.stdout, alpha.read_text(encoding="utf-8"), "h100-ib"))
+    checked = runner.invoke(app, ["validate", str(data)])
+    assert checked.exit_code != 0
+    assert "url" in checked.output
+
+
+def test_emit_toml_refusals(fixture_args: list[str]) -> None:
+    args = ["ingest-nccl-tests", str(IB_2NODE), "--offer", "alpha-h100-ib", *fixture_args]
+    both = runner.invoke(app, [*args, "--emit-toml", "--format", "json"])
+    assert both.exit_code == 2
+    assert "error: --emit-toml and --format json" in both.output
+    plain = runner.invoke(app, [*args, "--emit-toml", "--source-url", "http://example.org/x"])
+    assert plain.exit_code == 2
+    assert "error: --source-url" in plain.output

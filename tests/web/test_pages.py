@@ -38,6 +38,8 @@ ENGLISH = (
     "Source, checked on",
     "per GPU-hour",
     "Bandwidth per node",
+    "Measured bus bandwidth",
+    "Measured fabric",
     "Managed orchestration",
     "Choose two to four",
     "unknown",

@@ -15,6 +15,7 @@ from clusterscout.app.market import market_references, on_demand_trusted
 from clusterscout.app.offers import find_offers, gpu_names, gpu_specs, list_providers
 from clusterscout.catalog.brackets import BRACKETS_META_KEY, Brackets, brackets_from_json
 from clusterscout.catalog.filters import OfferFilter
+from clusterscout.catalog.measured import usable
 from clusterscout.catalog.records import record_price
 from clusterscout.catalog.reliability import default_reliability
 from clusterscout.domain.brackets import FabricBracket, NodeSize, assume_network, node_size_for
@@ -22,7 +23,7 @@ from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import FabricKind, GpuSpec
 from clusterscout.model.planner.plan import plan
 from clusterscout.model.planner.request import PlanRequest
-from clusterscout.model.planner.results import PlanOffer, PlanResult
+from clusterscout.model.planner.results import FabricBasis, PlanOffer, PlanResult
 from clusterscout.store import queries
 
 TIER_PREFERENCE: Final = ("on_demand", "reserved", "capacity_block", "spot")
@@ -84,6 +85,27 @@ def price_as_of(record: Mapping[str, Any], tier: str | None, price: float | None
     return max(days) if days else None
 
 
+def fabric_basis(record: Mapping[str, Any]) -> FabricBasis | None:
+    """The published all-reduce run a plan's network figure rests on, or None.
+
+    Only a run with the model's prediction beside it counts (``catalog.measured.usable``):
+    the planner scales the advertised bandwidth by measured / predicted, capped at 1.
+    """
+    m = usable(record.get("measured_fabric") or [])
+    if m is None or not m["predicted_busbw_gbs"]:
+        return None
+    return FabricBasis(
+        busbw_gbs=m["busbw_gbs"],
+        predicted_busbw_gbs=m["predicted_busbw_gbs"],
+        factor=min(1.0, m["busbw_gbs"] / m["predicted_busbw_gbs"]),
+        collective=m["collective"],
+        nodes=m["nodes"],
+        gpus_per_node=m["gpus_per_node"],
+        message_bytes=m["message_bytes"],
+        source_url=m["sources"][0]["url"],
+    )
+
+
 def plan_offer(
     record: Mapping[str, Any],
     tier: str | None = None,
@@ -119,6 +141,8 @@ def plan_offer(
     term = minimum_hours(record, tier)
     per_node = record.get("gpus_per_node")
     size = node_size_for(sizes, record["gpu"]) if per_node is None else None
+    advertised = record.get("per_node_gbps")
+    basis = fabric_basis(record) if advertised else None
     return PlanOffer(
         offer_id=record["id"],
         provider=record["provider"],
@@ -126,7 +150,7 @@ def plan_offer(
         gpus_per_node=size.gpus_per_node if size else per_node,
         gpus_per_node_assumed=size is not None,
         fabric=FabricKind(fabric) if fabric else None,
-        per_node_gbps=record.get("per_node_gbps"),
+        per_node_gbps=advertised * basis.factor if advertised and basis else advertised,
         gpudirect_rdma=record.get("gpudirect_rdma"),
         max_nodes=reach(record),
         usd_per_gpu_hour=price,
@@ -139,6 +163,8 @@ def plan_offer(
         price_as_of=as_of,
         storage_usd_per_gib_month=(storage or {}).get("usd_per_gib_month"),
         egress_usd_per_gib=(storage or {}).get("egress_usd_per_gib"),
+        advertised_gbps=advertised if basis else None,
+        measured=basis,
     )
 
 

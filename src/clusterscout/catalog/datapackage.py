@@ -111,6 +111,24 @@ OFFERS: Final = Table(
             "USD per GPU-hour",
         ),
         Column("price_tiers", "string", "Price tiers with a current price, space-separated."),
+        Column(
+            "measured_busbw_gbs",
+            "number",
+            "Bus bandwidth of a published multi-node collective benchmark on the offer "
+            "(the run a plan uses, else the first published).",
+            "GB/s",
+        ),
+        Column(
+            "measured_run",
+            "string",
+            "That run: collective, nodes x GPUs per node, message size.",
+        ),
+        Column(
+            "predicted_busbw_gbs",
+            "number",
+            "The model's bus bandwidth for the same run on the advertised fabric.",
+            "GB/s",
+        ),
         Column("source_urls", "string", _URLS),
     ),
 )

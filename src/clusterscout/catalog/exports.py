@@ -7,6 +7,8 @@ import io
 from collections.abc import Iterable
 from typing import Any, Final
 
+from clusterscout.catalog.measured import headline, run_label
+
 OFFER_COLUMNS: Final = (
     "id",
     "provider",
@@ -24,6 +26,9 @@ OFFER_COLUMNS: Final = (
     "from_usd_per_gpu_hour",
     "price_tiers",
     "stale_prices",
+    "measured_busbw_gbs",
+    "measured_run",
+    "predicted_busbw_gbs",
     "source_urls",
 )
 
@@ -78,7 +83,21 @@ def offer_row(record: dict[str, Any]) -> dict[str, Any]:
             if all("stale" in p for p in record["prices"]) and record["prices"]
             else None
         ),
+        **_measured_cells(record),
         "source_urls": _source_urls(record),
+    }
+
+
+def _measured_cells(record: dict[str, Any]) -> dict[str, Any]:
+    # The run the planner would use when there is one, else the first published.
+    runs = record.get("measured_fabric") or []
+    best = headline(runs)
+    if best is None:
+        return {"measured_busbw_gbs": None, "measured_run": None, "predicted_busbw_gbs": None}
+    return {
+        "measured_busbw_gbs": best["busbw_gbs"],
+        "measured_run": run_label(best),
+        "predicted_busbw_gbs": best["predicted_busbw_gbs"],
     }
 
 

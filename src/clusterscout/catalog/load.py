@@ -31,6 +31,7 @@ from clusterscout.domain.models import (
     Discount,
     FabricSpec,
     GpuSpec,
+    MeasuredFabric,
     Offer,
     Orchestration,
     Price,
@@ -225,6 +226,27 @@ def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer
             field_sources[name] = group.sources
     if prices:
         field_sources["prices"] = tuple(dict.fromkeys(p.source for p in prices))
+    measured = tuple(
+        MeasuredFabric(
+            collective=m.collective,
+            message_bytes=m.message_bytes,
+            nodes=m.nodes,
+            gpus_per_node=m.gpus_per_node,
+            busbw_gbs=m.busbw_gbs,
+            sources=res.many(m.sources, f"{path}.measured_fabric[{i}].sources"),
+            nccl_version=m.nccl_version,
+            tool=m.tool,
+            in_network_reduction=m.in_network_reduction,
+            degraded=m.degraded,
+            published_on=m.published_on,
+            note=m.note,
+        )
+        for i, m in enumerate(o.measured_fabric)
+    )
+    if measured:
+        field_sources["measured_fabric"] = tuple(
+            dict.fromkeys(src for m in measured for src in m.sources)
+        )
     return Offer(
         id=offer_id(slug, o.id),
         local_id=o.id,
@@ -249,6 +271,7 @@ def _offer(slug: str, o: OfferIn, provider: ProviderIn, res: _Resolver) -> Offer
         discounts=discounts,
         prices=tuple(prices),
         field_sources=field_sources,
+        measured_fabric=measured,
     )
 
 

@@ -10,6 +10,7 @@ from clusterscout.domain.models import (
     Billing,
     Conflict,
     Discount,
+    MeasuredFabric,
     Offer,
     Orchestration,
     Price,
@@ -217,8 +218,43 @@ def headline_price(prices: Sequence[Mapping[str, Any]], *, on_demand: bool = Tru
     return None
 
 
-def offer_record(offer: Offer, provider_name: str, ratings: Sequence[Rating] = ()) -> Record:
-    """The public offer record; ``ratings`` are its provider's (independent ratings)."""
+def measured_fabric_record(m: MeasuredFabric, predicted_busbw_gbs: float | None) -> Record:
+    """One published fabric measurement with the model's prediction for the same run.
+
+    ``ratio`` is measured / predicted (None without a prediction); sources carry their dates.
+    """
+    return {
+        "collective": m.collective,
+        "message_bytes": m.message_bytes,
+        "nodes": m.nodes,
+        "gpus_per_node": m.gpus_per_node,
+        "gpus": m.gpus,
+        "busbw_gbs": m.busbw_gbs,
+        "predicted_busbw_gbs": predicted_busbw_gbs,
+        "ratio": round(m.busbw_gbs / predicted_busbw_gbs, 3) if predicted_busbw_gbs else None,
+        "nccl_version": m.nccl_version,
+        "tool": m.tool,
+        "in_network_reduction": m.in_network_reduction,
+        "degraded": m.degraded,
+        "published_on": m.published_on.isoformat() if m.published_on else None,
+        "note": m.note,
+        "sources": source_refs(m.sources),
+    }
+
+
+def offer_record(
+    offer: Offer,
+    provider_name: str,
+    ratings: Sequence[Rating] = (),
+    predicted: Sequence[float | None] = (),
+) -> Record:
+    """The public offer record; ``ratings`` are its provider's (independent ratings).
+
+    ``predicted`` holds the model's bus bandwidth for each ``measured_fabric`` entry, in order
+    (``catalog.measured.predictions``); missing ones are None.
+    """
+    n = len(offer.measured_fabric)
+    guesses = (list(predicted) + [None] * n)[:n]
     return {
         "id": offer.id,
         "provider": offer.provider,
@@ -248,6 +284,10 @@ def offer_record(offer: Offer, provider_name: str, ratings: Sequence[Rating] = (
         "conflicts": [conflict_record(c) for c in offer.conflicts],
         "ratings": [rating_record(r) for r in ratings],
         "note": offer.note,
+        "measured_fabric": [
+            measured_fabric_record(m, g)
+            for m, g in zip(offer.measured_fabric, guesses, strict=True)
+        ],
         "sources": sources_record(offer.field_sources),
     }
 

@@ -186,6 +186,23 @@ class PriceIn(_Strict):
     note: Text | None = None
 
 
+class MeasuredFabricIn(_Sourced):
+    """`[[offers.measured_fabric]]`: one published multi-node collective benchmark."""
+
+    collective: Literal["all_reduce", "all_gather", "reduce_scatter"]
+    message_bytes: PositiveInt
+    # Two nodes at least: a one-node run measures NVLink, not the offer's fabric.
+    nodes: Annotated[int, Field(ge=2)]
+    gpus_per_node: PositiveInt
+    busbw_gbs: PositiveFloat
+    nccl_version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+(\.\d+)?$")] | None = None
+    tool: ShortText | None = None
+    in_network_reduction: bool = False
+    degraded: bool = False
+    published_on: date | None = None
+    note: Text | None = None
+
+
 OFFER_FACT_FIELDS = (
     "name",
     "gpu",
@@ -224,6 +241,7 @@ class OfferIn(_Sourced):
     billing: BillingIn | None = None
     discounts: list[DiscountIn] = Field(default_factory=list)
     prices: list[PriceIn] = Field(default_factory=list)
+    measured_fabric: list[MeasuredFabricIn] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> OfferIn:
@@ -237,6 +255,14 @@ class OfferIn(_Sourced):
         if self.max_nodes and self.max_nodes_by_quote and self.max_nodes_by_quote < self.max_nodes:
             msg = "max_nodes_by_quote is smaller than the self-serve max_nodes"
             raise ValueError(msg)
+        for m in self.measured_fabric:
+            # A run on other node shapes would be compared with the wrong prediction.
+            if self.gpus_per_node and m.gpus_per_node != self.gpus_per_node:
+                msg = (
+                    f"measured_fabric ran {m.gpus_per_node} GPUs per node, the offer has "
+                    f"{self.gpus_per_node}"
+                )
+                raise ValueError(msg)
         return self
 
 

@@ -3,7 +3,8 @@
 These are the texts translated in ``data/locale`` (ADR 0011). Decided per field:
 
 - translated: provider ``multi_node.evidence``; every ``note`` that reaches a page or the API
-  (orchestration, provisioning, billing, storage, discounts, offers, prices, ratings);
+  (orchestration, provisioning, billing, storage, discounts, offers, prices, ratings,
+  published fabric measurements);
   ``offers.topology.locality``; ``conflicts.topic`` and ``.note``; ``storage.products``;
   ``provisioning.reserved_terms``; ``billing.minimum``; ``prices.term``; an offer ``name``
   when it is descriptive (see :func:`is_descriptive`).
@@ -99,6 +100,8 @@ def _offer(offer: Offer, provider: Provider) -> Iterator[tuple[str, str | None]]
     for i, price in enumerate(offer.prices):
         yield f"{at}prices[{i}].term", price.term
         yield f"{at}prices[{i}].note", price.note
+    for i, m in enumerate(offer.measured_fabric):
+        yield f"{at}measured_fabric[{i}].note", m.note
 
 
 def _provider(p: Provider) -> Iterator[tuple[str, str | None]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ from clusterscout.cli.options import (
 from clusterscout.cli.output import Column, err, out, print_json, print_table
 from clusterscout.domain.models import Offer
 from clusterscout.launch.request import LaunchFile, LaunchFormat
+from clusterscout.launch.snippet import SnippetError, catalog_snippet
 from clusterscout.launch.verdict import human_bytes
 from clusterscout.model.planner.results import PlanOption
 
@@ -177,23 +179,45 @@ _COLUMNS = (
 @click.option("--offer", "offer_id", required=True, metavar="OFFER_ID", help="Offer it ran on.")
 @click.option("--nodes", type=int, help="Nodes of the run, when the log does not show them.")
 @format_option("table", ("table", "json"))
+@click.option(
+    "--emit-toml",
+    is_flag=True,
+    help="Print the catalog's measured_fabric snippet for this run (TOML, to contribute it to "
+    "data/providers/); the verdicts go to standard error.",
+)
+@click.option(
+    "--source-url",
+    metavar="URL",
+    help="Public page where the log is published (the snippet's source; else the log's own).",
+)
 @_data_dir_option
 def ingest_nccl_tests(
-    logs: Sequence[Path], offer_id: str, nodes: int | None, fmt: str, data_dir: Path | None
+    logs: Sequence[Path],
+    offer_id: str,
+    nodes: int | None,
+    fmt: str,
+    emit_toml: bool,
+    source_url: str | None,
+    data_dir: Path | None,
 ) -> None:
     """Measured nccl-tests bus bandwidth against the model's prediction, with a verdict.
 
     --format json prints the results as data/measurements.json points (for check-model);
-    the verdicts then go to standard error.
+    --emit-toml prints the catalog snippet that adds the run to the offer (docs/data-format.md,
+    measured_fabric). Either way the verdicts then go to standard error.
     """
     fmt = choice("--format", fmt, ("table", "json"))
+    if emit_toml and fmt == "json":
+        raise fail("--emit-toml and --format json each print data: choose one")
+    if source_url is not None and not source_url.startswith("https://"):
+        raise fail("--source-url: give the https:// address of the public page of the log")
     texts = _read_logs(logs)
     with reporting(Operation.LAUNCH):
         data = _data(data_dir)
         _offer(data, offer_id, "--offer")
         directory = data_dir or settings_for(None).data_dir
         results = nccl.ingest(data, load_calibration(directory), offer_id, texts, nodes)
-    console = err if fmt == "json" else out
+    console = err if fmt == "json" or emit_toml else out
     for r in results:
         c = r.comparison
         version = f", NCCL {r.log.nccl_version}" if r.log.nccl_version else ""
@@ -204,7 +228,7 @@ def ingest_nccl_tests(
         )
         for warning in r.log.warnings:
             console.print(f"  warning: {warning}", highlight=False, markup=False)
-        if fmt == "table":
+        if fmt == "table" and not emit_toml:
             print_table(
                 "measured vs predicted (out-of-place)",
                 _COLUMNS,
@@ -221,6 +245,13 @@ def ingest_nccl_tests(
         console.print(f"verdict: {c.verdict}", highlight=False, markup=False)
     if fmt == "json":
         print_json([record for r in results for record in r.records])
+    if emit_toml:
+        today = datetime.now(UTC).date()
+        try:
+            snippets = [catalog_snippet(r.log, r.comparison, today, source_url) for r in results]
+        except SnippetError as exc:
+            raise fail(str(exc)) from None
+        out.print("\n".join(snippets), highlight=False, markup=False, end="")
 
 
 COMMANDS: tuple[click.Command, ...] = (launch, check_cluster, ingest_nccl_tests)

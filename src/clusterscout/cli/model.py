@@ -319,6 +319,7 @@ _OPTION_COLUMNS = (
     Column("+ hours", right=True),
     Column("+ USD", right=True),
     Column("all-in USD", right=True),
+    Column("network"),
 )
 
 UNCALIBRATED_NOTE = (
@@ -379,6 +380,23 @@ def _reliability_line(result: PlanResult) -> str | None:
     )
 
 
+def _measured_lines(options: Sequence[PlanOption]) -> list[str]:
+    """One line per offer whose network figure rests on a published run (ADR 0028)."""
+    lines, seen = [], set()
+    for o in options:
+        m = o.offer.measured
+        if m is None or o.offer.offer_id in seen:
+            continue
+        seen.add(o.offer.offer_id)
+        lines.append(
+            f"Network 'measured': {o.offer.offer_id} uses {m.factor:.0%} of its advertised "
+            f"{o.offer.advertised_gbps:,.0f} Gbit/s: {m.collective} on {m.nodes} x "
+            f"{m.gpus_per_node} GPUs measured {m.busbw_gbs:.1f} GB/s bus bandwidth, the model "
+            f"{m.predicted_busbw_gbs:.1f} ({m.source_url})"
+        )
+    return lines
+
+
 def print_plan(result: PlanResult, limit: int) -> None:
     """The plan as text: the verdict, the options table and what was left out."""
     mem = result.memory
@@ -427,6 +445,7 @@ def print_plan(result: PlanResult, limit: int) -> None:
                 "yes" if o.calibrated else "no (prior)",
                 *_goodput_cells(o),
                 _all_in_cell(o),
+                f"measured {o.offer.measured.factor:.0%}" if o.offer.measured else "advertised",
             ]
         )
     title = (
@@ -442,6 +461,8 @@ def print_plan(result: PlanResult, limit: int) -> None:
         if any(not o.calibrated for o in result.options[:limit]):
             out.print(UNCALIBRATED_NOTE, highlight=False, markup=False)
         _print_assumed(result.options[:limit])
+        for line in _measured_lines(result.options[:limit]):
+            out.print(line, highlight=False, markup=False)
     else:
         out.print(
             "No option finishes within the deadline and budget; the offers left out say why.",

@@ -247,6 +247,38 @@ class Topology:
     sources: Sources = ()
 
 
+MEASURED_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+"""Collectives a published fabric measurement may name (the ones the model predicts)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredFabric:
+    """A published collective benchmark on an offer's nodes (nccl-tests busbw or equivalent).
+
+    ``busbw_gbs`` is the bus bandwidth in GB/s as nccl-tests defines it; ``message_bytes`` the
+    whole buffer. ``degraded`` marks a run the source says missed the provider's documented
+    setup: it is shown, never used in place of the model.
+    """
+
+    collective: str
+    message_bytes: int
+    nodes: int
+    gpus_per_node: int
+    busbw_gbs: float
+    sources: Sources
+    nccl_version: str | None = None
+    tool: str | None = None
+    in_network_reduction: bool = False
+    degraded: bool = False
+    published_on: date | None = None
+    note: str | None = None
+
+    @property
+    def gpus(self) -> int:
+        """Ranks in the run (one per GPU)."""
+        return self.nodes * self.gpus_per_node
+
+
 @dataclass(frozen=True, slots=True)
 class Conflict:
     """Two sources that disagree, and what we kept."""
@@ -304,6 +336,8 @@ class Offer:
     prices: tuple[Price, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
     field_sources: Mapping[str, Sources] = field(default_factory=dict)
+    measured_fabric: tuple[MeasuredFabric, ...] = ()
+    """Published collective benchmarks on this offer, as sourced catalog facts."""
 
     @property
     def from_usd_per_gpu_hour(self) -> float | None:

@@ -16,8 +16,11 @@ from typing import Any, Final
 
 from sqlalchemy import Engine, delete, func, insert, select
 
+from clusterscout.catalog.calibration import parse_calibration
 from clusterscout.catalog.filters import clustermax_choice, searchable_regions
+from clusterscout.catalog.measured import predictions
 from clusterscout.catalog.records import edition_record, offer_record, provider_record
+from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import CatalogData, MultiNode
 from clusterscout.store import migrate
 from clusterscout.store.prices import (
@@ -155,6 +158,10 @@ def build_database(
     """
     ensure_schema(engine)
     now = datetime.now(UTC)
+    # The model's figure beside each published fabric measurement, fixed at build time so
+    # every surface shows the same number.
+    calibration = parse_calibration(calibration_toml) if calibration_toml else None
+    gpu_index = GpuIndex.of(catalog.gpus)
     offer_rows: list[dict[str, Any]] = []
     observations: list[Observation] = []
     for provider in catalog.providers:
@@ -183,7 +190,14 @@ def build_database(
                     "regions_text": searchable_regions(offer, provider),
                     "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
                     "clustermax_tier": clustermax_choice(provider).value,
-                    "record_json": json.dumps(offer_record(offer, provider.name, provider.ratings)),
+                    "record_json": json.dumps(
+                        offer_record(
+                            offer,
+                            provider.name,
+                            provider.ratings,
+                            predictions(offer, gpu_index, calibration),
+                        )
+                    ),
                 }
             )
             observations.extend(

@@ -15,6 +15,7 @@ from clusterscout.catalog.rates import load_rates
 from clusterscout.web import (
     compare_view,
     content,
+    fabric_view,
     launch_view,
     listing,
     params,
@@ -143,6 +144,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         dimensions=scorecard(fmt, record),
         ratings=ratings_view.rating_rows(fmt, record, editions),
         rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
+        measured=fabric_view.measured_rows(fmt, record["offers"]),
         launch_offers=launch_view.provider_offers(fmt, st, snapshot_of(request), record["offers"]),
         histories=[
             price_history.offer_history(fmt, slug, o, v)

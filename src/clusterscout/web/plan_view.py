@@ -25,7 +25,7 @@ from clusterscout.model.planner.results import (
     PlanResult,
     ServingPlan,
 )
-from clusterscout.web import charts
+from clusterscout.web import charts, fabric_view
 from clusterscout.web.cells import FABRIC_LABELS, TIER_LABELS
 from clusterscout.web.i18n import N_, Formatter
 from clusterscout.web.reasons import assumption_text, reason_text
@@ -121,6 +121,10 @@ class OptionRow:
     added_time: str = ""
     added_cost: str = ""
     all_in: str = ""
+    network_note: str = ""
+    """Says when the network figure comes from a published run on the offer, else ''."""
+    network_source: str = ""
+    """The public page of that run."""
 
 
 STALE_DAYS: Final = 30
@@ -244,6 +248,29 @@ def reliability_note(fmt: Formatter, reliability: Reliability | None) -> str:
     return text
 
 
+def network_note(fmt: Formatter, offer: PlanOffer) -> str:
+    """The published run behind the option's network figure, in words, else ''."""
+    m = offer.measured
+    if m is None or offer.advertised_gbps is None:
+        return ""
+    run = {
+        "collective": m.collective,
+        "nodes": m.nodes,
+        "gpus_per_node": m.gpus_per_node,
+        "message_bytes": m.message_bytes,
+    }
+    return fmt.gettext(
+        "network from a published run (%(run)s): measured %(measured)s, model %(model)s; "
+        "the plan uses %(share)s of the advertised %(gbps)s Gbit/s"
+    ) % {
+        "run": fabric_view.run_text(fmt, run),
+        "measured": fabric_view.gbs(fmt, m.busbw_gbs),
+        "model": fabric_view.gbs(fmt, m.predicted_busbw_gbs),
+        "share": fmt.percent(m.factor, digits=0),
+        "gbps": fmt.number(offer.advertised_gbps),
+    }
+
+
 def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
     """Says when a layout trains the job with a larger batch (and so fewer steps), else ''."""
     if option.steps in (0, job_steps):
@@ -293,6 +320,8 @@ def option_rows(
                 billing=billing_text(fmt, o),
                 all_in=all_in_text(fmt, o),
                 **goodput_cells(fmt, o),
+                network_note=network_note(fmt, o.offer),
+                network_source=o.offer.measured.source_url if o.offer.measured else "",
             )
         )
     return rows

@@ -136,6 +136,32 @@ class TopologyOut(_Out):
     locality: str | None
 
 
+class MeasuredFabricOut(_Out):
+    """A published multi-node collective benchmark on the offer, beside the model's figure."""
+
+    collective: Literal["all_reduce", "all_gather", "reduce_scatter"]
+    message_bytes: int = Field(description="whole buffer of the collective, bytes")
+    nodes: int
+    gpus_per_node: int
+    gpus: int
+    busbw_gbs: float = Field(description="measured bus bandwidth, GB/s (nccl-tests busbw)")
+    predicted_busbw_gbs: float | None = Field(
+        description="the model's bus bandwidth for the same collective, size, nodes and GPUs "
+        "per node on the advertised fabric; null when the catalog lacks the fabric figures"
+    )
+    ratio: float | None = Field(description="measured / predicted")
+    nccl_version: str | None
+    tool: str | None = Field(description="benchmark that printed it, e.g. nccl-tests")
+    in_network_reduction: bool = Field(description="SHARP or similar reduced in the switches")
+    degraded: bool = Field(
+        description="the source says the run missed the provider's documented setup; shown, "
+        "never used by the planner"
+    )
+    published_on: date | None
+    note: str | None
+    sources: list[SourceRef]
+
+
 class PriceOut(_Out):
     """One price in USD per GPU-hour, with its age."""
 
@@ -217,6 +243,10 @@ class OfferOut(_Out):
         "here did not rate the provider"
     )
     note: str | None
+    measured_fabric: list[MeasuredFabricOut] = Field(
+        description="published multi-node collective benchmarks, each with the model's "
+        "prediction for the same run"
+    )
     sources: Sources
 
 
@@ -420,6 +450,24 @@ class AssumedOut(_Out):
     )
 
 
+class FabricBasisOut(_Out):
+    """The published run a plan's network figure rests on (see PlanOfferOut.fabric_basis)."""
+
+    busbw_gbs: float = Field(description="measured bus bandwidth, GB/s")
+    predicted_busbw_gbs: float = Field(
+        description="the model's bus bandwidth for the same run on the advertised fabric"
+    )
+    factor: float = Field(
+        description="measured / predicted, capped at 1: the share of the advertised per-node "
+        "bandwidth the plan uses"
+    )
+    collective: str
+    nodes: int
+    gpus_per_node: int
+    message_bytes: int
+    source_url: str
+
+
 class PlanOfferOut(_Out):
     """An offer as the planner saw it: reach, fabric and the price the run pays."""
 
@@ -461,6 +509,17 @@ class PlanOfferOut(_Out):
         default=None,
         description="the network the offer is evaluated on when its Gbit/s, fabric or GPUDirect "
         "RDMA is unknown; null when every network fact is known",
+    )
+    fabric_basis: Literal["advertised", "measured"] = Field(
+        default="advertised",
+        description="measured: per_node_gbps is the advertised figure scaled by a published "
+        "benchmark on this offer (measured_fabric); advertised: the catalog's figure as is",
+    )
+    advertised_gbps: float | None = Field(
+        default=None, description="the catalog's per-node Gbit/s when fabric_basis is measured"
+    )
+    measured_fabric: FabricBasisOut | None = Field(
+        default=None, description="the published run the network figure rests on"
     )
 
 
@@ -898,6 +957,22 @@ def _plan_offer(o: PlanOffer) -> PlanOfferOut:
         price_stale=age is not None and age > STALE_PRICE_DAYS,
         gpus_per_node_assumed=o.gpus_per_node_assumed,
         assumed=_assumed(o.assumed) if o.assumed else None,
+        fabric_basis="measured" if o.measured else "advertised",
+        advertised_gbps=o.advertised_gbps,
+        measured_fabric=(
+            FabricBasisOut(
+                busbw_gbs=o.measured.busbw_gbs,
+                predicted_busbw_gbs=o.measured.predicted_busbw_gbs,
+                factor=round(o.measured.factor, 3),
+                collective=o.measured.collective,
+                nodes=o.measured.nodes,
+                gpus_per_node=o.measured.gpus_per_node,
+                message_bytes=o.measured.message_bytes,
+                source_url=o.measured.source_url,
+            )
+            if o.measured
+            else None
+        ),
     )
 
 

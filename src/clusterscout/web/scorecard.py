@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from clusterscout.web import fabric_view
 from clusterscout.web.cells import (
     GRANULARITY_LABELS,
     Cell,
@@ -84,6 +85,14 @@ def per_offer(labels: Sequence[str], values: Sequence[str]) -> str | None:
     return " · ".join(f"{v}: {', '.join(names)}" for v, names in groups.items())
 
 
+def _measured(fmt: Formatter, offers: Sequence[Record]) -> str | None:
+    # Per offer with a published run: its GPU, the measured and the model's bus bandwidth.
+    parts = [
+        f"{o['gpu']}: {line}" for o in offers if (line := fabric_view.summary(fmt, o)) is not None
+    ]
+    return " · ".join(parts) or None
+
+
 def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     _ = fmt.gettext
     labels = offer_labels(offers)
@@ -98,6 +107,10 @@ def _network(fmt: Formatter, offers: Sequence[Record]) -> list[Fact]:
     return [
         Fact(_("Fabric"), _offer_fact(fmt, offers, labels, fabrics, "fabric")),
         Fact(_("Bandwidth per node"), _offer_fact(fmt, offers, labels, gbps, "per_node_gbps")),
+        Fact(
+            _("Measured bus bandwidth"),
+            fact(fmt, _measured(fmt, offers), _offer_refs(offers, "measured_fabric")),
+        ),
         Fact(_("GPUDirect RDMA"), _offer_fact(fmt, offers, labels, rdma, "gpudirect_rdma")),
     ]
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
 from clusterscout.catalog.records import headline_price, on_demand_offered
+from clusterscout.web import fabric_view
 from clusterscout.web.cells import (
     ACCESS_LABELS,
     ORCHESTRATION_LABELS,
@@ -232,6 +233,27 @@ def storage_cell(fmt: Formatter, provider: Record | None) -> Cell:
     return fact(fmt, text, refs, items=products, lang=fmt.catalog.lang_of(*products))
 
 
+def _gbps_cell(fmt: Formatter, r: Record) -> Cell:
+    # The advertised figure, with the published measurement and the model's figure for the
+    # same run as its detail line: the three numbers a buyer compares.
+    gbps = r["per_node_gbps"]
+    measured = fabric_view.summary(fmt, r, with_run=False)
+    if gbps is None:
+        return replace(unknown(fmt), detail=measured)
+    return fact(
+        fmt,
+        fmt.number(gbps),
+        refs_for(r, "per_node_gbps"),
+        sort_value=f"{gbps:010.1f}",
+        detail=measured,
+    )
+
+
+def _measured_fact(fmt: Formatter, r: Record) -> Cell:
+    text = fabric_view.summary(fmt, r)
+    return fact(fmt, text, refs_for(r, "measured_fabric"))
+
+
 def offer_row(
     fmt: Formatter,
     r: Record,
@@ -240,7 +262,6 @@ def offer_row(
     tier: str | None = None,
 ) -> OfferRow:
     """Format one offer record for the table."""
-    gbps = r["per_node_gbps"]
     fabric = fabric_label(r["fabric"])
     generation = str(r.get("fabric_generation") or "")
     prefix = f"{r['fabric']}-"
@@ -251,12 +272,7 @@ def offer_row(
     cells = {
         "gpu": fact(fmt, r["gpu"], refs_for(r, "gpu")),
         "fabric": fact(fmt, fabric, refs_for(r, "fabric", "fabric_generation")),
-        "gbps": fact(
-            fmt,
-            None if gbps is None else fmt.number(gbps),
-            refs_for(r, "per_node_gbps"),
-            sort_value=f"{gbps or 0:010.1f}",
-        ),
+        "gbps": _gbps_cell(fmt, r),
         "rdma": bool_fact(fmt, r["gpudirect_rdma"], refs_for(r, "gpudirect_rdma")),
         "price": price_cell(
             fmt, r["prices"], stale_after_days, tier, on_demand=on_demand_offered(r)
@@ -268,6 +284,7 @@ def offer_row(
         "provisioning": _provisioning(fmt, r),
         "orchestration": _orchestration(fmt, r),
         "storage": storage_cell(fmt, provider),
+        "measured": _measured_fact(fmt, r),
     }
     labels = {
         "gpu": fmt.gettext("GPU"),
@@ -282,6 +299,7 @@ def offer_row(
         "provisioning": fmt.gettext("Provisioning"),
         "orchestration": fmt.gettext("Orchestration"),
         "storage": fmt.gettext("Storage"),
+        "measured": fmt.gettext("Measured fabric"),
     }
     facts = tuple((labels[k], c) for k, c in cells.items() if not c.unknown and c.sources)
     # One list per row: most facts share the provider's few pages, and listing each page

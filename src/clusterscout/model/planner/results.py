@@ -28,6 +28,25 @@ from clusterscout.model.planner.reasons import Assumption, ExclusionReason
 
 
 @dataclass(frozen=True, slots=True)
+class FabricBasis:
+    """A published measurement the planner's network figure rests on, instead of the model's.
+
+    ``factor`` scales the advertised per-node bandwidth: measured / predicted bus bandwidth on
+    the published run, capped at 1 (a run above the model's figure is read as the model's own
+    error at that shape, never as a fabric faster than its advertised line rate).
+    """
+
+    busbw_gbs: float
+    predicted_busbw_gbs: float
+    factor: float
+    collective: str
+    nodes: int
+    gpus_per_node: int
+    message_bytes: int
+    source_url: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlanOffer:
     """An offer as the planner sees it (built by the caller from the catalog)."""
 
@@ -59,6 +78,10 @@ class PlanOffer:
     """The provider's shared storage price (None: unknown)."""
     egress_usd_per_gib: float | None = None
     """The provider's internet egress price (0.0: free; None: unknown)."""
+    advertised_gbps: float | None = None
+    """The catalog's per-node Gbit/s when ``per_node_gbps`` was derived from a measurement."""
+    measured: FabricBasis | None = None
+    """The published run behind ``per_node_gbps``; None when the advertised figure is used."""
 
 
 @dataclass(frozen=True, slots=True)
