@@ -193,7 +193,7 @@ def test_the_generated_slurm_script_runs_no_payload(tmp_path: Path, catalog: Cat
         "SLURM_JOB_NODELIST": "node-1",
         "LD_LIBRARY_PATH": "/usr/lib",
     }
-    done = subprocess.run(  # noqa: S603 - our own script, with stubbed tools
+    done = subprocess.run(
         ["sbatch", str(path)],
         env=env,
         cwd=tmp_path,
@@ -236,7 +236,7 @@ def test_the_generated_check_script_runs_no_payload(tmp_path: Path, catalog: Cat
         "HOME": str(tmp_path),
         "NCCL_TESTS_DIR": str(tmp_path / "nccl"),
     }
-    done = subprocess.run(  # noqa: S603 - our own script, with stubbed tools
+    done = subprocess.run(
         [BASH or "bash", str(path), str(hostfile)],
         env=env,
         cwd=tmp_path,
