@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -114,10 +116,11 @@ def test_a_plan_past_its_deadline_is_answered_busy_and_keeps_its_slot(
 
 
 def test_a_queued_plan_past_its_deadline_never_runs(runner: HeldRunner) -> None:
-    queue = PlanQueue(runner, capacity=2, per_client=0, deadline_s=0.05)
+    queue = PlanQueue(runner, capacity=2, per_client=0, deadline_s=60)
     running = queue.start(BODY, "a")
     assert runner.started.acquire(timeout=10)
     waiting = queue.start(BODY, "b")  # the one slot of the runner is taken
+    waiting = dataclasses.replace(waiting, deadline=time.monotonic() + 0.05)
     with pytest.raises(ClassifiedError):
         queue.wait(waiting)
     assert waiting.future.cancelled()
@@ -180,3 +183,17 @@ def test_retry_after_grows_with_the_work_in_flight(runner: HeldRunner) -> None:
     for _ in range(20):
         queue.start(BODY, "a")
     assert queue.retry_after_s() > empty
+
+
+def test_a_plan_that_would_wait_past_its_deadline_is_refused_at_once(
+    runner: HeldRunner,
+) -> None:
+    # Plans are assumed to take FIRST_GUESS_S (2 s) until one has finished: with one slot
+    # taken, a second plan would wait about 4 s, past this queue's 3 s deadline.
+    queue = PlanQueue(runner, capacity=10, per_client=0, deadline_s=3)
+    queue.start(BODY, "a")
+    with pytest.raises(ClassifiedError) as refused:
+        queue.start(BODY, "b")
+    assert _refusal(refused).kind is FailureKind.BUSY
+    assert "longer than this plan may wait" in _refusal(refused).message
+    assert queue.in_flight == 1

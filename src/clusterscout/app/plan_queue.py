@@ -79,16 +79,27 @@ class PlanQueue:
         rounds = math.ceil(max(self._in_flight, 1) / max(self.runner.slots, 1))
         return max(1, min(MAX_RETRY_AFTER_S, math.ceil(rounds * self._mean_s)))
 
+    def _expected_wait_s(self) -> float:
+        """How long a plan admitted now would likely take, waiting included."""
+        rounds = math.ceil((self._in_flight + 1) / max(self.runner.slots, 1))
+        return rounds * self._mean_s
+
     def start(self, body: Any, client: str) -> Admission:
         """Admit the plan of ``body`` for ``client`` and start it; never waits.
 
         Raises:
-            ClassifiedError: BUSY when ``capacity`` plans are in flight, RATE_LIMITED when
-                ``client`` already has ``per_client`` (both with a ``retry_after_s``).
+            ClassifiedError: BUSY when ``capacity`` plans are in flight or the ones queued
+                would likely keep this one past its deadline, RATE_LIMITED when ``client``
+                already has ``per_client`` (each with a ``retry_after_s``).
         """
         with self._lock:
             if self._in_flight >= self.capacity:
                 detail = "the server is computing as many plans as it can; try again shortly"
+                raise busy(FailureKind.BUSY, detail, self.retry_after_s())
+            if self._in_flight >= self.runner.slots and self._expected_wait_s() > self.deadline_s:
+                # Load shedding: a plan that would likely miss its deadline waiting is
+                # refused now, not after the deadline.
+                detail = "the plans already queued would take longer than this plan may wait"
                 raise busy(FailureKind.BUSY, detail, self.retry_after_s())
             mine = self._by_client.get(client, 0)
             if self.per_client and mine >= self.per_client:

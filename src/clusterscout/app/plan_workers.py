@@ -9,7 +9,9 @@ the server only waits for its answer. ADR 0021.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, Final
 
@@ -25,8 +27,15 @@ _engine: Engine | None = None
 """The worker process's engine (set by ``_start``; the server's own is not inherited)."""
 
 
+WORKER_NICENESS: Final = 10
+"""How much lower the plan workers' CPU priority is than the server's."""
+
+
 def _start(database_url: str) -> None:
     global _engine  # noqa: PLW0603 - one engine per worker process, made when it starts
+    # A plan is batch work: when the cores are busy, the server's cheap answers go first.
+    with contextlib.suppress(OSError, AttributeError):  # not on every platform
+        os.nice(WORKER_NICENESS)
     _engine = engine_for_url(database_url)
 
 

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from clusterscout.app import database, estimates
 from clusterscout.app.errors import Operation, failure_of
 from clusterscout.app.inputs import check_json_shape
-from clusterscout.app.plan_queue import result_of
+from clusterscout.app.plan_queue import Outcome, result_of
 from clusterscout.web import api_docs
 from clusterscout.web.api_error import ApiError, FastJSONResponse
 from clusterscout.web.middleware import Entry
@@ -147,6 +147,10 @@ def _data_version(engine: Engine) -> str:
         snap.close()
 
 
+def _render_plan(outcome: Outcome) -> bytes:
+    return bytes(FastJSONResponse(plan_json(result_of(outcome))).body)
+
+
 def _api_error(exc: Exception) -> Exception:
     failure = failure_of(exc, Operation.MODEL)
     return exc if failure is None else ApiError.of(failure)
@@ -200,7 +204,8 @@ async def plan(request: Request, body: JsonBody) -> Response:
     try:
         admission = queue.start(body, client_of(request))
         outcome = await queue.wait_async(admission)
-        found = bytes(FastJSONResponse(plan_json(result_of(outcome))).body)
+        # Rendered in a thread: a large plan's JSON takes long enough to stall the loop.
+        found = await run_in_threadpool(_render_plan, outcome)
         if key is not None and outcome[0] == version:
             # A plan read at another version (a refresh in between) is answered, not kept.
             st.answers.put(key, Entry([], found))
