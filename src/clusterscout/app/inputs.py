@@ -8,6 +8,7 @@ the Python API give offer filters as lists of text; the plan API, the plan page 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Final
@@ -43,6 +44,10 @@ MAX_NUMBER_CHARS: Final = 40
 NUMBER_LIMIT: Final = 1e15
 """The bound of a numeric field whose table row sets none (a budget, a deadline): far past
 anything meaningful, well inside what a database integer and a float hold exactly."""
+DECIMAL: Final = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+"""A number as people write it: decimal digits, an optional fraction and exponent. Python's
+``float`` also reads ``nan``, ``inf``, ``1_000`` and non-ASCII digits; nobody means those."""
+WHOLE: Final = re.compile(r"[+-]?\d+", re.ASCII)
 MAX_BODY_DEPTH: Final = 8
 """Deepest nesting of objects and arrays a JSON body may have (plans and scenarios need 3)."""
 MAX_BODY_ITEMS: Final = 10_000
@@ -126,10 +131,9 @@ def _query_number(field: Field, raw: str) -> float:
     kind = "a whole number" if integer else "a number"
     if len(raw) > MAX_NUMBER_CHARS:
         raise InputError(field.name, f"{raw[:20]!r}... is too long to be {kind}")
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        raise InputError(field.name, f"{raw!r} is not {kind}") from None
+    if not (WHOLE if integer else DECIMAL).fullmatch(raw.strip()):
+        raise InputError(field.name, f"{raw!r} is not {kind}")
+    value = int(raw) if integer else float(raw)
     if not _finite(value) or value < 0:
         raise InputError(field.name, f"{raw!r} must be a finite number >= 0")
     if value > _upper(field):
@@ -271,10 +275,9 @@ def _json_number(field: Field, value: Any) -> float | int | None:
     if isinstance(value, str):
         if len(value) > MAX_NUMBER_CHARS:
             raise InputError(field.name, f"{value[:20]!r}... is too long to be a number")
-        try:
-            value = float(value)
-        except ValueError:
-            raise InputError(field.name, f"{value!r:.40} is not a number") from None
+        if not DECIMAL.fullmatch(value.strip()):
+            raise InputError(field.name, f"{value!r:.40} is not a number")
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         raise InputError(field.name, "must be a finite number")
     # The bounds the API documents (api_docs reads the same table); the planner checks its own.

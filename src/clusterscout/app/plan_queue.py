@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from clusterscout.app.errors import ClassifiedError, Failure, FailureKind
+from clusterscout.app.inputs import check_json_shape
 from clusterscout.model.planner.results import PlanResult
 
 Outcome = tuple[str, PlanResult | Failure]
@@ -88,10 +89,12 @@ class PlanQueue:
         """Admit the plan of ``body`` for ``client`` and start it; never waits.
 
         Raises:
+            InputError: on ``body`` nested too deeply or too large to copy to a worker.
             ClassifiedError: BUSY when ``capacity`` plans are in flight or the ones queued
                 would likely keep this one past its deadline, RATE_LIMITED when ``client``
                 already has ``per_client`` (each with a ``retry_after_s``).
         """
+        check_json_shape(body)  # before it is pickled to a worker process
         with self._lock:
             if self._in_flight >= self.capacity:
                 detail = "the server is computing as many plans as it can; try again shortly"

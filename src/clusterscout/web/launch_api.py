@@ -14,6 +14,7 @@ from clusterscout.app import plan_queue
 from clusterscout.app.errors import ClassifiedError, FailureKind, Operation, failure_of
 from clusterscout.domain.errors import InputError
 from clusterscout.launch.request import LaunchAnswer
+from clusterscout.model.inputs import Sharding
 from clusterscout.model.planner.results import PlanOption, PlanResult
 from clusterscout.web import api_docs
 from clusterscout.web.api_error import ApiError, FastJSONResponse
@@ -67,7 +68,11 @@ def _file_parameters() -> list[dict[str, Any]]:
             "name": name,
             "in": "query",
             "required": False,
-            "schema": {"type": "string"} if name == "sharding" else {"type": "integer"},
+            "schema": (
+                {"type": "string", "enum": [s.value for s in Sharding]}
+                if name == "sharding"
+                else {"type": "integer", "minimum": 1, "maximum": launching.COUNT_LIMIT}
+            ),
             "description": f"{text} Give all layout parameters or none.",
         }
         for name, text in _LAYOUT_DOC.items()
