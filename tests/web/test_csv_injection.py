@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from web_support import TestClient
 
-from clusterscout.catalog.load import load_catalog
 from clusterscout.catalog.exports import safe_text_cell, to_csv
+from clusterscout.catalog.load import load_catalog
 from clusterscout.settings import Settings
 from clusterscout.store.build import build_database
 from clusterscout.store.db import make_engine
