@@ -135,3 +135,19 @@ def test_the_plan_page_says_busy_when_the_queue_is_full(
     page = client.get("/en/plan/?max_nodes=4&model=7B&tokens=12345678901")
     assert page.status_code == 503
     assert "busy" in page.text.lower()
+
+
+def test_a_cached_plan_is_answered_even_when_the_queue_is_full(
+    held: tuple[TestClient, HeldRunner, FastAPI],
+) -> None:
+    client, runner, app = held
+    runner.go.set()
+    first = client.post("/api/v1/plan", json=_body(7))
+    assert first.status_code == 200
+    app.state.cs.plans.capacity = 0  # nothing more is admitted
+    again = client.post("/api/v1/plan", json=_body(7))
+    assert again.status_code == 200
+    assert again.json() == first.json()
+    other = client.post("/api/v1/plan", json=_body(8))
+    assert other.status_code == 503
+    assert other.headers["retry-after"]

@@ -85,6 +85,26 @@ class PlanQueue:
         rounds = math.ceil((self._in_flight + 1) / max(self.runner.slots, 1))
         return rounds * self._mean_s
 
+    def refusal(self, client: str) -> ClassifiedError | None:
+        """The error ``start`` would raise for ``client`` now (None: it would admit), so a
+        caller can turn a plan away before any other work on it."""
+        with self._lock:
+            return self._refusal(client)
+
+    def _refusal(self, client: str) -> ClassifiedError | None:
+        if self._in_flight >= self.capacity:
+            detail = "the server is computing as many plans as it can; try again shortly"
+            return busy(FailureKind.BUSY, detail, self.retry_after_s())
+        if self._in_flight >= self.runner.slots and self._expected_wait_s() > self.deadline_s:
+            # Load shedding: a plan that would likely miss its deadline waiting is refused
+            # now, not after the deadline.
+            detail = "the plans already queued would take longer than this plan may wait"
+            return busy(FailureKind.BUSY, detail, self.retry_after_s())
+        if self.per_client and self._by_client.get(client, 0) >= self.per_client:
+            detail = f"at most {self.per_client} plans per client at a time"
+            return busy(FailureKind.RATE_LIMITED, detail, self.retry_after_s())
+        return None
+
     def start(self, body: Any, client: str) -> Admission:
         """Admit the plan of ``body`` for ``client`` and start it; never waits.
 
@@ -96,18 +116,10 @@ class PlanQueue:
         """
         check_json_shape(body)  # before it is pickled to a worker process
         with self._lock:
-            if self._in_flight >= self.capacity:
-                detail = "the server is computing as many plans as it can; try again shortly"
-                raise busy(FailureKind.BUSY, detail, self.retry_after_s())
-            if self._in_flight >= self.runner.slots and self._expected_wait_s() > self.deadline_s:
-                # Load shedding: a plan that would likely miss its deadline waiting is
-                # refused now, not after the deadline.
-                detail = "the plans already queued would take longer than this plan may wait"
-                raise busy(FailureKind.BUSY, detail, self.retry_after_s())
+            refused = self._refusal(client)
+            if refused is not None:
+                raise refused
             mine = self._by_client.get(client, 0)
-            if self.per_client and mine >= self.per_client:
-                detail = f"at most {self.per_client} plans per client at a time"
-                raise busy(FailureKind.RATE_LIMITED, detail, self.retry_after_s())
             self._in_flight += 1
             self._by_client[client] = mine + 1
         started = time.monotonic()

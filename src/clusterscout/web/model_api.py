@@ -185,11 +185,22 @@ async def plan(request: Request, body: JsonBody) -> Response:
     except Exception as exc:
         raise _api_error(exc) from None
     st = state_of(request)
+    queue, client = plan_queue_of(request), client_of(request)
     canonical = _canonical(body)
     key = None
     if canonical is not None:
+        digest = hashlib.sha256(canonical.encode()).hexdigest()
+        refused = queue.refusal(client)
+        last = f"plan|{st.plan_version}|{digest}"
+        if refused is not None and st.answers.get(last) is None and last not in st.plan_flights:
+            # Turned away before any database read: under a burst, refusals must cost
+            # little. No answer (or computation) under the last version read means none
+            # under a newer one either: the request that first reads a newer version
+            # records it before it computes or caches anything.
+            raise _api_error(refused) from None
         version = await run_in_threadpool(_data_version, st.engine)
-        key = f"plan|{version}|{hashlib.sha256(canonical.encode()).hexdigest()}"
+        st.plan_version = version
+        key = f"plan|{version}|{digest}"
         hit = st.answers.get(key)
         if hit is not None:
             return Response(hit.body, media_type="application/json")
@@ -197,12 +208,11 @@ async def plan(request: Request, body: JsonBody) -> Response:
         if running is not None:
             # The same plan is being computed: its answer (or its error) is this one too.
             return Response(await asyncio.shield(running), media_type="application/json")
-    queue = plan_queue_of(request)
     mine: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
     if key is not None:
         st.plan_flights[key] = mine
     try:
-        admission = queue.start(body, client_of(request))
+        admission = queue.start(body, client)
         outcome = await queue.wait_async(admission)
         # Rendered in a thread: a large plan's JSON takes long enough to stall the loop.
         found = await run_in_threadpool(_render_plan, outcome)

@@ -121,6 +121,8 @@ class AppState:
     plan_runner: PlanWorkers | LocalPlanner | None = None
     """What computes plans: worker processes (``Settings.plan_workers``) or local threads."""
     plans: PlanQueue | None = None
+    plan_version: str = ""
+    """The data version the last POST /plan read (refusals look up the answer cache with it)."""
     plan_flights: dict[str, asyncio.Future[bytes]] = field(default_factory=dict)
     """POST /plan answers being computed, by key (only touched on the event loop)."""
     """The bounded queue every plan of the web surface goes through (ADR 0022)."""
