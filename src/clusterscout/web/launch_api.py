@@ -45,6 +45,7 @@ FILE_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     503: LAUNCH_ERRORS[503],
     422: {"model": ErrorOut, "description": "The tool cannot target this offer; says why."},
 }
+_COUNT: Final = {"type": "integer", "minimum": 1, "maximum": launching.COUNT_LIMIT}
 _LAYOUT_DOC = {
     "tp": "Tensor-parallel size.",
     "pp": "Pipeline-parallel size.",
@@ -124,13 +125,34 @@ def _classified(run: Callable[[], T]) -> T:
                     "schema": {
                         "type": "object",
                         "required": ["offer_id"],
+                        # null is the same as leaving a key out.
                         "properties": {
                             "offer_id": {"type": "string"},
-                            "nodes": {"type": "integer", "minimum": 1},
-                            "format": {"type": "string", "enum": ["skypilot", "dstack", "slurm"]},
-                            "layout": {"type": "object"},
-                            "plan": {"type": "object", "description": "a POST /plan body"},
-                            "plan_option": {"type": "integer", "minimum": 1},
+                            "nodes": {
+                                "type": ["integer", "null"],
+                                "minimum": 1,
+                                "maximum": launching.MAX_NODES,
+                            },
+                            "format": {
+                                "type": ["string", "null"],
+                                "enum": ["skypilot", "dstack", "slurm", None],
+                            },
+                            "layout": {
+                                "type": ["object", "null"],
+                                "properties": {
+                                    name: (
+                                        {"type": "string", "enum": [x.value for x in Sharding]}
+                                        if name == "sharding"
+                                        else _COUNT
+                                    )
+                                    for name in LAYOUT_PARAMS
+                                },
+                            },
+                            "plan": {
+                                "type": ["object", "null"],
+                                "description": "a POST /plan body",
+                            },
+                            "plan_option": {**_COUNT, "type": ["integer", "null"]},
                         },
                     },
                     "example": LAUNCH_EXAMPLE,
