@@ -168,13 +168,30 @@ def test_a_failure_in_the_runner_is_raised_as_the_user_sees_it(engine: Engine) -
         planner.close()
 
 
-def test_a_runner_that_cannot_start_gives_the_slot_back(engine: Engine) -> None:
-    planner = LocalPlanner(engine, 1)
-    planner.close()  # a closed executor refuses new work
-    queue = PlanQueue(planner, capacity=1, per_client=1, deadline_s=60)
+class StoppedRunner:
+    """A runner that refuses work, as a stopped executor does."""
+
+    slots = 1
+
+    def submit(self, _body: Any) -> Future[Outcome]:
+        raise RuntimeError("cannot schedule new futures after shutdown")
+
+
+def test_a_runner_that_cannot_start_gives_the_slot_back() -> None:
+    queue = PlanQueue(StoppedRunner(), capacity=1, per_client=1, deadline_s=60)
     with pytest.raises(RuntimeError):
         queue.start(BODY, "a")
     assert queue.in_flight == 0
+
+
+def test_local_threads_start_again_after_close(engine: Engine) -> None:
+    planner = LocalPlanner(engine, 1)
+    planner.close()  # before any use: nothing to stop
+    first = planner.submit(BODY).result(timeout=60)
+    planner.close()
+    again = planner.submit(BODY).result(timeout=60)
+    planner.close()
+    assert first == again
 
 
 def test_retry_after_grows_with_the_work_in_flight(runner: HeldRunner) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, Final
 
@@ -99,12 +100,20 @@ class LocalPlanner:
     def __init__(self, engine: Engine, threads: int) -> None:
         self.slots = threads
         self._engine = engine
-        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="plan")
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
 
     def submit(self, body: Any) -> Future[Outcome]:
-        """Start the plan of ``body`` in a thread."""
-        return self._executor.submit(plan_on, self._engine, body)
+        """Start the plan of ``body`` in a thread (the threads start on first use, again
+        after ``close``: an app's lifespan may run more than once, as under test clients)."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(self.slots, thread_name_prefix="plan")
+            return self._executor.submit(plan_on, self._engine, body)
 
     def close(self) -> None:
         """Stop the threads (waiting plans are cancelled)."""
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
