@@ -346,8 +346,25 @@ def main() -> None:
         default="wrk" if shutil.which("wrk") else "python",
         help="load generator (python: also splits the soak's latencies by kind of request)",
     )
+    parser.add_argument(
+        "--burst-only",
+        action="store_true",
+        help="run only the plan burst (60 heavy plans while probing cheap requests)",
+    )
+    parser.add_argument(
+        "--database-url", default="", help="serve this database instead of the SQLite file"
+    )
     args = parser.parse_args()
     wrk = args.client == "wrk"
+    if args.burst_only:
+        exe = str(Path(sys.executable).with_name("clusterscout"))
+        serve = [exe, "serve", "--host", "127.0.0.1", "--port", "{port}", "--workers", "1"]
+        env = {"CLUSTERSCOUT_SQLITE_PATH": str(DB)}
+        if args.database_url:
+            env["CLUSTERSCOUT_DATABASE_URL"] = args.database_url
+        with _server(serve, env, "/healthz") as (b, _pid):
+            _burst(b)
+        return
     if not DB.is_file():
         raise SystemExit(f"{DB} is missing: run make build-db")
     exe = str(Path(sys.executable).with_name("clusterscout"))
@@ -402,6 +419,77 @@ def main() -> None:
             print(line)
         if args.soak > 0:
             _soak(b, pid, args.soak, n, wrk)
+    with _server(serve, env, "/healthz") as (b, _pid):
+        _burst(b)  # a fresh server: no plan of the soak in its caches
+
+
+BURST_PLANS: Final = 60
+PROBES: Final = ("/healthz", "/en/multi-node/")
+
+
+def _heavy_plan(i: int) -> dict[str, object]:
+    """A plan that takes the planner seconds, distinct for each ``i`` (no cache hit)."""
+    return {
+        "model": "deepseek-v3",
+        "tokens": (10 + i) * 10**12 + random.randrange(10**9),
+        "max_nodes": 100_000,
+        "seq_len": 512 << (i % 4),
+        "batch_tokens": (1 << (i % 5)) * 1_048_576,
+    }
+
+
+def _burst(base: str) -> None:
+    """60 concurrent distinct heavy plans while /healthz and a cached page are probed.
+
+    Prints the probes' p50/p99, each plan status with its count, and how long the slowest
+    refusal (503/429) took: the queue should turn surplus plans away at once.
+    """
+
+    async def run() -> tuple[dict[str, list[float]], list[tuple[int, float]]]:
+        probes: dict[str, list[float]] = {p: [] for p in PROBES}
+        plans: list[tuple[int, float]] = []
+        limits = httpx.Limits(max_connections=BURST_PLANS + 10)
+        async with httpx.AsyncClient(base_url=base, timeout=180, limits=limits) as c:
+            for path in PROBES:
+                await c.get(path)  # cached from here on
+
+            async def plan(i: int) -> None:
+                start = time.perf_counter()
+                try:
+                    status = (await c.post("/api/v1/plan", json=_heavy_plan(i))).status_code
+                except httpx.HTTPError:
+                    status = 0
+                plans.append((status, time.perf_counter() - start))
+
+            async def probe() -> None:
+                while len(plans) < BURST_PLANS:
+                    for path in PROBES:
+                        start = time.perf_counter()
+                        try:
+                            ok = (await c.get(path)).status_code == 200
+                        except httpx.HTTPError:
+                            ok = False
+                        probes[path].append(time.perf_counter() - start if ok else float("inf"))
+                    await asyncio.sleep(0.1)
+
+            await asyncio.gather(probe(), *(plan(i) for i in range(BURST_PLANS)))
+        return probes, plans
+
+    probes, plans = asyncio.run(run())
+    print(f"\nplan burst: {BURST_PLANS} concurrent distinct heavy plans")
+    for path, times in probes.items():
+        q = statistics.quantiles(times, n=100) if len(times) > 1 else times * 99
+        print(
+            f"  probe {path:<18} {len(times):4d} requests, p50 {q[49] * 1000:7.1f} ms, "
+            f"p99 {q[98] * 1000:7.1f} ms, failed {sum(t == float('inf') for t in times)}"
+        )
+    statuses = sorted({s for s, _ in plans})
+    counts = ", ".join(
+        f"{s or 'no answer'} x{sum(1 for x, _ in plans if x == s)}" for s in statuses
+    )
+    refused = [t for s, t in plans if s in {429, 503}]
+    slowest = f"{max(refused) * 1000:.0f} ms" if refused else "-"
+    print(f"  plans: {counts}; slowest refusal {slowest}")
 
 
 def _soak(base: str, pid: int, seconds: float, concurrency: int, wrk: bool) -> None:

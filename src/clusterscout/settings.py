@@ -64,6 +64,25 @@ class Settings(BaseSettings):
         description="Worker processes computing plans beside each server process (0: plans "
         "run in the server's own threads); clusterscout serve uses 1 unless this is set.",
     )
+    plan_queue: int = Field(
+        default=8,
+        ge=0,
+        le=1000,
+        description="Plans that may wait for a free plan worker; past them (and the ones "
+        "running) a plan is answered 503 with Retry-After at once.",
+    )
+    plan_per_client: int = Field(
+        default=4,
+        ge=0,
+        le=1000,
+        description="Plans one client address may have in flight (429 past it; 0: no bound).",
+    )
+    plan_deadline_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Longest a plan request waits, queued and running, before a 503.",
+    )
     db_pool_size: int = Field(
         default=16, ge=1, le=200, description="Database connections kept open per process."
     )

@@ -160,7 +160,8 @@ def test_gcp_tcpxo_sources_googles_profile_before_its_variables(
     assert "accelerators: H100-MEGA:8" in text
     profile = text.index("source /var/lib/tcpxo/lib64/nccl-env-profile.sh")
     assert profile < text.index("export NCCL_FASTRAK_CTRL_DEV=enp0s12")
-    assert 'export LD_LIBRARY_PATH="/var/lib/tcpxo/lib64:${LD_LIBRARY_PATH:-}"' in text
+    # The literal part is a shell word of its own; only the reference expands.
+    assert 'export LD_LIBRARY_PATH=/var/lib/tcpxo/lib64:"${LD_LIBRARY_PATH:-}"' in text
 
 
 def test_nebius_best_tier_only_for_8_gpu_nodes(

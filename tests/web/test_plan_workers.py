@@ -10,7 +10,7 @@ import pytest
 from web_support import TestClient
 
 from clusterscout.app.database import open_snapshot
-from clusterscout.app.plan_workers import PlanWorkers, run_plan
+from clusterscout.app.plan_workers import PlanWorkers, plan_on
 from clusterscout.settings import Settings
 from clusterscout.web.app import create_app
 
@@ -23,7 +23,7 @@ BODIES: list[dict[str, Any]] = [
 @pytest.fixture(scope="module")
 def with_workers(fixture_settings: Settings) -> Iterator[TestClient]:
     app = create_app(fixture_settings.model_copy(update={"plan_workers": 1}))
-    assert app.state.cs.plan_workers is not None
+    assert isinstance(app.state.cs.plan_runner, PlanWorkers)
     # As a context manager the client runs the app's shutdown, which stops the worker.
     with TestClient(app) as client:
         yield client
@@ -64,17 +64,15 @@ def test_the_plan_page_shows_a_plan_made_by_a_worker(
     assert ours.group(0) == theirs.group(0)
 
 
-def test_an_answer_read_at_another_version_is_not_used(fixture_settings: Settings) -> None:
+def test_a_worker_answers_with_the_version_it_read(fixture_settings: Settings) -> None:
     workers = PlanWorkers(fixture_settings.resolved_database_url(), 1)
     try:
-        # The worker reads the real version; asked for another one it hands the plan back.
-        assert workers.plan(BODIES[0], "some-other-version") is None
         engine = create_app(fixture_settings).state.cs.engine
         snap = open_snapshot(engine)
         try:
-            from_worker = workers.plan(BODIES[0], snap.data_version)
-            assert from_worker is not None
-            assert from_worker == run_plan(None, snap, BODIES[0])
+            version, from_worker = workers.submit(BODIES[0]).result(timeout=120)
+            assert version == snap.data_version
+            assert (version, from_worker) == plan_on(engine, BODIES[0])
         finally:
             snap.close()
             engine.dispose()

@@ -46,6 +46,10 @@ class FailureKind(StrEnum):
     INVALID_CATALOG = "invalid_catalog"
     NOT_FOUND = "not_found"
     UNSUPPORTED = "unsupported"
+    BUSY = "busy"
+    """The server is at its bound of work in flight (plans); come back later."""
+    RATE_LIMITED = "rate_limited"
+    """This client has as much work in flight as one client may."""
 
 
 _HTTP_STATUS: Final = {
@@ -55,6 +59,8 @@ _HTTP_STATUS: Final = {
     FailureKind.INVALID_CATALOG: 503,
     FailureKind.NOT_FOUND: 404,
     FailureKind.UNSUPPORTED: 422,
+    FailureKind.BUSY: 503,
+    FailureKind.RATE_LIMITED: 429,
 }
 # Exit codes: 2 for input the user can correct, 1 for a failure of the installation or data.
 _EXIT_CODE: Final = {
@@ -64,6 +70,8 @@ _EXIT_CODE: Final = {
     FailureKind.INVALID_CATALOG: 1,
     FailureKind.NOT_FOUND: 2,
     FailureKind.UNSUPPORTED: 1,
+    FailureKind.BUSY: 1,
+    FailureKind.RATE_LIMITED: 1,
 }
 
 
@@ -77,6 +85,7 @@ class Failure:
         detail: what is wrong, without the field name.
         field: the input at fault, or None.
         problems: every catalog problem, for an invalid catalog.
+        retry_after_s: when to try again (seconds), for BUSY and RATE_LIMITED.
     """
 
     kind: FailureKind
@@ -84,6 +93,7 @@ class Failure:
     detail: str
     field: str | None = None
     problems: tuple[Problem, ...] = ()
+    retry_after_s: int | None = None
 
     @property
     def message(self) -> str:

@@ -43,6 +43,11 @@ from clusterscout.model.planner.request import (
 )
 from clusterscout.model.presets import PRESETS
 
+MAX_BUDGET_USD: Final = 1e12
+"""A budget past a trillion dollars is a typo, not a constraint."""
+MAX_DEADLINE_HOURS: Final = 1e6
+"""About 114 years: a deadline past it constrains nothing."""
+
 
 class Kind(StrEnum):
     """How a field's text is read."""
@@ -497,6 +502,7 @@ FIELDS: Final[tuple[Field, ...]] = (
         N_("Budget (USD)"),
         _PLAN,
         minimum=0,
+        maximum=MAX_BUDGET_USD,
         form=FormField(
             FormSection.LIMITS,
             Widget.NUMBER,
@@ -510,6 +516,7 @@ FIELDS: Final[tuple[Field, ...]] = (
         N_("Deadline (hours)"),
         _PLAN,
         minimum=0,
+        maximum=MAX_DEADLINE_HOURS,
         form=FormField(
             FormSection.LIMITS,
             Widget.NUMBER,

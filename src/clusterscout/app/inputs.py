@@ -8,6 +8,7 @@ the Python API give offer filters as lists of text; the plan API, the plan page 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Final
@@ -38,6 +39,58 @@ BOOLEAN_WORDS: Final = ("true", "false", "yes", "no", "on", "off", "1", "0")
 """Every spelling ``parse_bool`` accepts (any case), for the API's documentation."""
 _REQUEST_ATTRIBUTES: Final = {"model": "preset"}
 """Plan fields whose PlanRequest attribute has another name."""
+MAX_NUMBER_CHARS: Final = 40
+"""Longest text read as a number: room for any sane spelling, none for a 400-digit one."""
+NUMBER_LIMIT: Final = 1e15
+"""The bound of a numeric field whose table row sets none (a budget, a deadline): far past
+anything meaningful, well inside what a database integer and a float hold exactly."""
+DECIMAL: Final = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+"""A number as people write it: decimal digits, an optional fraction and exponent. Python's
+``float`` also reads ``nan``, ``inf``, ``1_000`` and non-ASCII digits; nobody means those."""
+WHOLE: Final = re.compile(r"[+-]?\d+", re.ASCII)
+MAX_BODY_DEPTH: Final = 8
+"""Deepest nesting of objects and arrays a JSON body may have (plans and scenarios need 3)."""
+MAX_BODY_ITEMS: Final = 10_000
+"""Most values (keys, items, leaves) a JSON body may hold."""
+
+
+def check_json_shape(
+    body: Any, max_depth: int = MAX_BODY_DEPTH, max_items: int = MAX_BODY_ITEMS
+) -> None:
+    """Refuse a body nested deeper than ``max_depth`` or holding more than ``max_items``
+    values, before it is copied anywhere (a worker, a cache key).
+
+    Why: a body 600 levels deep was pickled to the plan worker before any field was read and
+    ran out of recursion there (a 500). Walking iteratively never recurses.
+
+    Raises:
+        InputError: on ``body``.
+    """
+    stack: list[tuple[Any, int]] = [(body, 1)]
+    seen = 0
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > max_items:
+            raise InputError("body", f"holds more than {max_items:,} values")
+        if isinstance(value, Mapping):
+            children: Sequence[Any] = list(value.values())
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            continue
+        if depth > max_depth:
+            raise InputError("body", f"is nested more than {max_depth} levels deep")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _finite(value: float) -> bool:
+    # An int is exact at any size; math.isfinite of a huge one raises OverflowError.
+    return isinstance(value, int) or math.isfinite(value)
+
+
+def _upper(field: Field) -> float:
+    return field.maximum if field.maximum is not None else NUMBER_LIMIT
 
 
 def parse_bool(name: str, raw: str) -> bool:
@@ -75,15 +128,16 @@ def _members(field: Field, raws: Sequence[str]) -> tuple[StrEnum, ...]:
 
 def _query_number(field: Field, raw: str) -> float:
     integer = field.kind is Kind.INTEGER
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        kind = "a whole number" if integer else "a number"
-        raise InputError(field.name, f"{raw!r} is not {kind}") from None
-    if not math.isfinite(value) or value < 0:
+    kind = "a whole number" if integer else "a number"
+    if len(raw) > MAX_NUMBER_CHARS:
+        raise InputError(field.name, f"{raw[:20]!r}... is too long to be {kind}")
+    if not (WHOLE if integer else DECIMAL).fullmatch(raw.strip()):
+        raise InputError(field.name, f"{raw!r} is not {kind}")
+    value = int(raw) if integer else float(raw)
+    if not _finite(value) or value < 0:
         raise InputError(field.name, f"{raw!r} must be a finite number >= 0")
-    if field.maximum is not None and value > field.maximum:
-        raise InputError(field.name, f"{raw!r} must be at most {field.maximum:,.0f}")
+    if value > _upper(field):
+        raise InputError(field.name, f"{raw!r} must be at most {_upper(field):,.0f}")
     return value
 
 
@@ -219,17 +273,18 @@ def _json_number(field: Field, value: Any) -> float | int | None:
     if value is None:
         return None
     if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise InputError(field.name, f"{value!r} is not a number") from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if len(value) > MAX_NUMBER_CHARS:
+            raise InputError(field.name, f"{value[:20]!r}... is too long to be a number")
+        if not DECIMAL.fullmatch(value.strip()):
+            raise InputError(field.name, f"{value!r:.40} is not a number")
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         raise InputError(field.name, "must be a finite number")
     # The bounds the API documents (api_docs reads the same table); the planner checks its own.
     if field.minimum is not None and value < field.minimum:
         raise InputError(field.name, f"must be at least {field.minimum:g}")
-    if field.maximum is not None and value > field.maximum:
-        raise InputError(field.name, f"must be at most {field.maximum:g}")
+    if value > _upper(field):
+        raise InputError(field.name, f"must be at most {_upper(field):g}")
     if field.kind is Kind.INTEGER:
         if value != int(value):
             raise InputError(field.name, "must be a whole number")

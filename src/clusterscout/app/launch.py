@@ -36,7 +36,7 @@ from clusterscout.launch.request import (
     UnsupportedError,
 )
 from clusterscout.model.inputs import Sharding
-from clusterscout.model.planner.results import PlanOption
+from clusterscout.model.planner.results import PlanOption, PlanResult
 from clusterscout.store.build import data_version
 
 MAX_NODES: Final = 4096
@@ -117,13 +117,17 @@ def _measurements(path: Path) -> tuple[Mapping[str, Any], ...]:
     return tuple(p for p in points if isinstance(p, Mapping))
 
 
-def _positive_int(value: Any, field: str, maximum: int | None = None) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
+COUNT_LIMIT: Final = 1_000_000
+"""The bound of a count no other rule bounds (a layout degree, a plan option's rank)."""
+
+
+def _positive_int(value: Any, field: str, maximum: int = COUNT_LIMIT) -> int:
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 20:
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(field, f"expected a positive whole number (got {value!r:.40})")
-    if maximum is not None and value > maximum:
-        raise InputError(field, f"must be at most {maximum} (got {value})")
+        raise InputError(field, f"expected a positive whole number (got {str(value)[:40]})")
+    if value > maximum:
+        raise InputError(field, f"must be at most {maximum} (got {str(value)[:40]})")
     return value
 
 
@@ -183,8 +187,17 @@ def plan_option(conn: Connection, plan_body: Any, k: Any) -> PlanOption:
     Raises:
         InputError: naming the plan field at fault or ``plan_option``.
     """
+    return option_by_rank(lambda body: run_plan(conn, body), plan_body, k)
+
+
+def option_by_rank(planner: Callable[[Any], PlanResult], plan_body: Any, k: Any) -> PlanOption:
+    """Option ``k`` (its rank by cost) of the plan ``planner`` makes for ``plan_body``.
+
+    Raises:
+        InputError: naming the plan field at fault or ``plan_option``.
+    """
     rank = _positive_int(k, "plan_option")
-    options = run_plan(conn, plan_body).options
+    options = planner(plan_body).options
     found = next((o for o in options if o.rank_by_cost == rank), None)
     if found is None:
         raise InputError("plan_option", f"the plan has {len(options)} options (got {rank})")

@@ -44,13 +44,25 @@ PROVIDER_COLUMNS: Final = (
 )
 
 
+FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+"""First characters a spreadsheet may read as the start of a formula (OWASP CSV injection)."""
+
+
 def _cell(value: Any) -> str:
     # CSV has no null: unknown is written as an empty cell, booleans as true/false.
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, str):
+        return safe_text_cell(value)
+    return str(value)  # a number stays a number, negative ones included
+
+
+def safe_text_cell(text: str) -> str:
+    """``text`` for a CSV cell a spreadsheet shows as text: one that would start a formula
+    gets a leading apostrophe (the OWASP rule for CSV injection; a spreadsheet hides it)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _source_urls(record: dict[str, Any]) -> str:

@@ -12,13 +12,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from clusterscout.catalog.load import _Resolver, _sources_by_id
 from clusterscout.catalog.problems import Problem, Severity
 from clusterscout.catalog.reading import _read_toml, _rel, _validate
 from clusterscout.catalog.schema import Lax, ShortText, Slug, SourceIds, SourceIn, Text, _Strict
 from clusterscout.domain.launch import (
+    CONTROL_CHARACTERS,
+    ENV_REFERENCE,
     Command,
     DstackGpu,
     DstackTarget,
@@ -33,7 +35,32 @@ from clusterscout.domain.models import CatalogData, FabricKind, MultiNode
 LAUNCH_FILE = "launch.toml"
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=80)]
 ToolName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=40)]
-ShellLine = Annotated[str, StringConstraints(min_length=1, max_length=400, pattern=r"^[^\n']+$")]
+
+
+def _shell_line(value: str) -> str:
+    if CONTROL_CHARACTERS.search(value) or "'" in value:
+        msg = "must be one line with no control characters and no single quote"
+        raise ValueError(msg)
+    return value
+
+
+ShellLine = Annotated[
+    str, StringConstraints(min_length=1, max_length=400), AfterValidator(_shell_line)
+]
+"""A setup or preflight command: shell on purpose, but one line and no single quote (the
+generators wrap some commands in single quotes)."""
+
+
+def _env_value(value: str) -> str:
+    rest = ENV_REFERENCE.sub("", value)
+    for bad, what in (("$", "a $ other than ${NAME} or ${NAME:-}"), ("`", "a backtick")):
+        if bad in rest:
+            msg = f"must not contain {what}: values are data, not shell commands"
+            raise ValueError(msg)
+    return value
+
+
+EnvValue = Annotated[ShellLine, AfterValidator(_env_value)]
 
 
 class _ScopeIn(_Strict):
@@ -53,7 +80,7 @@ class EnvIn(_ScopeIn):
     """An `[[env]]` entry: a variable (or, without value, a documented "leave unset")."""
 
     name: EnvName
-    value: ShellLine | None = None
+    value: EnvValue | None = None
     comment: ShortText
     source: Slug
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Final, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -11,14 +11,12 @@ from pydantic import (
     ConfigDict,
     Field,
     HttpUrl,
-    NonNegativeFloat,
-    PositiveFloat,
-    PositiveInt,
     StringConstraints,
     model_validator,
 )
 
 from clusterscout.domain.ids import SLUG_PATTERN
+from clusterscout.domain.launch import CONTROL_CHARACTERS
 from clusterscout.domain.models import (
     Access,
     BillingGranularity,
@@ -30,9 +28,49 @@ from clusterscout.domain.models import (
     SourceKind,
 )
 
+
+def _printable(value: str) -> str:
+    found = CONTROL_CHARACTERS.search(value)
+    if found is not None:
+        msg = (
+            f"must not contain control characters (found {found.group()!r} at "
+            f"{found.start()}); write the text on one line"
+        )
+        raise ValueError(msg)
+    return value
+
+
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=80)]
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
-ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Text = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=2000),
+    AfterValidator(_printable),
+]
+ShortText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    AfterValidator(_printable),
+]
+# Upper bounds of counts and quantities: each far above anything sold today (the catalog's
+# largest values are in docs/catalog.md), low enough that a typo such as 9223372036854775807
+# GPUs per node is refused by validate instead of reaching the planner.
+MAX_GPUS_PER_NODE: Final = 72
+"""A whole NVL72 rack sold as one node is the largest scale-up domain on the market."""
+MAX_CATALOG_NODES: Final = 100_000
+"""The model's own bound on nodes in a cluster."""
+GpusPerNode = Annotated[int, Field(gt=0, le=MAX_GPUS_PER_NODE)]
+NodeCount = Annotated[int, Field(gt=0, le=MAX_CATALOG_NODES)]
+Days = Annotated[int, Field(gt=0, le=3_650)]
+UsdPerGpuHour = Annotated[float, Field(gt=0, le=1_000)]
+Gbps = Annotated[float, Field(gt=0, le=100_000)]
+Gib = Annotated[float, Field(gt=0, le=10_000)]
+Tflops = Annotated[float, Field(gt=0, le=1_000_000)]
+Tbps = Annotated[float, Field(gt=0, le=1_000)]
+Gbs = Annotated[float, Field(gt=0, le=1_000_000)]
+Hours = Annotated[float, Field(gt=0, le=87_600)]
+UsdPerGibMonth = Annotated[float, Field(gt=0, le=1_000)]
+UsdPerGib = Annotated[float, Field(ge=0, le=1_000)]
+Microseconds = Annotated[float, Field(gt=0, le=1_000_000)]
 T = TypeVar("T")
 # TOML can only give strings for enums; strict mode would refuse str -> StrEnum, so enum fields
 # alone are validated laxly (pydantic then lists the allowed values on error).
@@ -123,14 +161,14 @@ class BillingIn(_Sourced):
 
     granularity: Lax[BillingGranularity] | None = None
     minimum: ShortText | None = None
-    minimum_hours: PositiveFloat | None = None
+    minimum_hours: Hours | None = None
     note: Text | None = None
 
 
 class DiscountIn(_Sourced):
     """`[[discounts]]` and `[[offers.discounts]]`: a published discount for a commitment."""
 
-    term_days: PositiveInt
+    term_days: Days
     max_percent: Percent
     min_percent: Percent | None = None
     off: Lax[PriceTier] = PriceTier.ON_DEMAND
@@ -149,9 +187,9 @@ class StorageIn(_Sourced):
 
     shared_filesystem: bool | None = None
     products: list[ShortText] = Field(default_factory=list)
-    throughput_gbs: PositiveFloat | None = None
-    usd_per_gib_month: PositiveFloat | None = None
-    egress_usd_per_gib: NonNegativeFloat | None = None
+    throughput_gbs: Gbs | None = None
+    usd_per_gib_month: UsdPerGibMonth | None = None
+    egress_usd_per_gib: UsdPerGib | None = None
     """Internet egress per GiB (0: free); the first paid tier where the price is tiered."""
     note: Text | None = None
 
@@ -177,11 +215,11 @@ class PriceIn(_Strict):
     """`[[offers.prices]]`."""
 
     tier: Lax[PriceTier]
-    usd_per_gpu_hour: PositiveFloat
+    usd_per_gpu_hour: UsdPerGpuHour
     as_of: date
     source: Slug
     term: ShortText | None = None
-    term_days: PositiveInt | None = None
+    term_days: Days | None = None
     prepay: bool | None = None
     note: Text | None = None
 
@@ -190,11 +228,11 @@ class MeasuredFabricIn(_Sourced):
     """`[[offers.measured_fabric]]`: one published multi-node collective benchmark."""
 
     collective: Literal["all_reduce", "all_gather", "reduce_scatter"]
-    message_bytes: PositiveInt
+    message_bytes: Annotated[int, Field(gt=0, le=2**40)]
     # Two nodes at least: a one-node run measures NVLink, not the offer's fabric.
-    nodes: Annotated[int, Field(ge=2)]
-    gpus_per_node: PositiveInt
-    busbw_gbs: PositiveFloat
+    nodes: Annotated[int, Field(ge=2, le=MAX_CATALOG_NODES)]
+    gpus_per_node: GpusPerNode
+    busbw_gbs: Gbs
     nccl_version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+(\.\d+)?$")] | None = None
     tool: ShortText | None = None
     in_network_reduction: bool = False
@@ -224,14 +262,14 @@ class OfferIn(_Sourced):
     id: Slug
     gpu: ShortText
     name: ShortText | None = None
-    gpus_per_node: PositiveInt | None = None
+    gpus_per_node: GpusPerNode | None = None
     fabric: Lax[FabricKind] | None = None
     fabric_generation: Slug | None = None
-    per_node_gbps: PositiveFloat | None = None
+    per_node_gbps: Gbps | None = None
     gpudirect_rdma: bool | None = None
-    min_nodes: PositiveInt | None = None
-    max_nodes: PositiveInt | None = None
-    max_nodes_by_quote: PositiveInt | None = None
+    min_nodes: NodeCount | None = None
+    max_nodes: NodeCount | None = None
+    max_nodes_by_quote: NodeCount | None = None
     regions: list[RegionEntry] = Field(default_factory=list)
     note: Text | None = None
     field_sources: dict[str, SourceIds] = Field(default_factory=dict)
@@ -296,15 +334,15 @@ class GpuIn(_Sourced):
 
     name: ShortText
     vendor: Literal["nvidia", "amd", "intel"]
-    memory_gib: PositiveFloat
-    memory_gb: PositiveFloat | None = None
+    memory_gib: Gib
+    memory_gb: Gib | None = None
     aliases: list[ShortText] = Field(default_factory=list)
-    bf16_dense_tflops: PositiveFloat | None = None
-    fp8_dense_tflops: PositiveFloat | None = None
-    hbm_tbps: PositiveFloat | None = None
-    scale_up_gbs: PositiveFloat | None = None
-    price_min_usd_per_gpu_hour: PositiveFloat | None = None
-    price_max_usd_per_gpu_hour: PositiveFloat | None = None
+    bf16_dense_tflops: Tflops | None = None
+    fp8_dense_tflops: Tflops | None = None
+    hbm_tbps: Tbps | None = None
+    scale_up_gbs: Gbs | None = None
+    price_min_usd_per_gpu_hour: UsdPerGpuHour | None = None
+    price_max_usd_per_gpu_hour: UsdPerGpuHour | None = None
     note: Text | None = None
 
 
@@ -321,9 +359,9 @@ class FabricIn(_Sourced):
     id: Slug
     kind: Lax[FabricKind]
     name: ShortText
-    per_port_gbps: PositiveFloat | None = None
+    per_port_gbps: Gbps | None = None
     rdma: bool | None = None
-    latency_us: PositiveFloat | None = None
+    latency_us: Microseconds | None = None
     note: Text | None = None
 
 

@@ -11,6 +11,11 @@ from clusterscout.cli.options import database_url_option, engine_for, fail, sett
 from clusterscout.cli.output import out
 from clusterscout.settings import LOOPBACK_HOSTS, Settings
 
+KEEP_ALIVE_S = 5
+"""Seconds an idle keep-alive connection stays open."""
+CONNECTION_LIMIT = 512
+"""Connections and requests one server process takes at once; past it, a quick 503."""
+
 
 @click.command()
 @click.option("--host", envvar="HOST", default="127.0.0.1", show_default=True)
@@ -49,6 +54,12 @@ def serve(host: str, port: int, workers: int, database_url: str | None) -> None:
         port=port,
         workers=workers,
         log_level="warning",
+        # Slow clients: request heads have a deadline (web.serving), idle keep-alive
+        # connections close after 5 s (uvicorn's default, said here so it stays bounded),
+        # and past CONNECTION_LIMIT connections at once new ones get a 503.
+        http="clusterscout.web.serving:HeadDeadlineProtocol",
+        timeout_keep_alive=KEEP_ALIVE_S,
+        limit_concurrency=CONNECTION_LIMIT,
     )
 
 

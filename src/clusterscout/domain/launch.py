@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from clusterscout.domain.models import FabricKind, Offer, Source
+
+CONTROL_CHARACTERS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""Characters no catalog text may hold: a newline or a carriage return in a note would start
+a new line of a generated shell script or leave a YAML block; the others are invisible."""
+ENV_REFERENCE: Final = re.compile(r"\$\{[A-Z_][A-Z0-9_]*(:-)?\}")
+"""The one expansion an env value may hold: ``${NAME}`` or ``${NAME:-}`` (a path prepended to
+LD_LIBRARY_PATH); generators keep it and single-quote everything else."""
 
 
 @dataclass(frozen=True, slots=True)

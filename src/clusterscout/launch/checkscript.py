@@ -6,7 +6,7 @@ import shlex
 
 from clusterscout.domain.launch import LaunchKnowledge
 from clusterscout.launch.request import LaunchFile, LaunchRequest
-from clusterscout.launch.script import environment_lines
+from clusterscout.launch.script import environment_lines, one_line
 
 NCCL_TESTS_REPO = "https://github.com/NVIDIA/nccl-tests.git"
 COLLECTIVES = ("all_reduce", "all_gather")
@@ -29,15 +29,17 @@ def check_script(knowledge: LaunchKnowledge, request: LaunchRequest) -> LaunchFi
     ranks = gpus * request.nodes
     preflight: list[str] = []
     for check in knowledge.preflight_for(offer):
-        preflight.append(f"# {check.comment} ({check.source.url})")
+        preflight.append(one_line(f"# {check.comment} ({check.source.url})"))
         preflight.append(
-            f"{check.command} >/dev/null || "
+            f"{one_line(check.command)} >/dev/null || "
             f"echo {shlex.quote(f'preflight failed: {check.command}')} >&2"
         )
     ingest = f"clusterscout ingest-nccl-tests nccl-*.log --offer {offer.id}"
     lines = [
         "#!/bin/bash",
-        f"# Fabric check for {offer.id} ({offer.gpu}): {request.nodes} nodes x {gpus} GPUs.",
+        one_line(
+            f"# Fabric check for {offer.id} ({offer.gpu}): {request.nodes} nodes x {gpus} GPUs."
+        ),
         "# Runs NVIDIA nccl-tests (all_reduce_perf, all_gather_perf; 8 B to 16 GiB, factor 2)",
         "# with Open MPI's mpirun, one rank per GPU, and the same NCCL settings as the launch",
         f"# files. Usage: bash check-{request.name}.sh HOSTFILE (Open MPI hostfile, one",

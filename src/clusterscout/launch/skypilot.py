@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from clusterscout.domain.launch import LaunchKnowledge
 from clusterscout.launch.request import LaunchFile, LaunchRequest, UnsupportedError
-from clusterscout.launch.script import environment_lines, layout_lines, torchrun_command
+from clusterscout.launch.script import (
+    environment_lines,
+    layout_lines,
+    one_line,
+    torchrun_command,
+    yaml_scalar,
+)
 
 SKYPILOT_VERSION = "0.14.1"
 """The SkyPilot release the data and the validation tests were checked against."""
@@ -49,9 +55,10 @@ def skypilot_task(knowledge: LaunchKnowledge, request: LaunchRequest) -> LaunchF
         f" ({', '.join(s.url for s in target.sources)})",
         f"# Accelerator name from {accelerator.sources[0].url}",
     ]
+    header = [one_line(h) for h in header]
     resources = [
-        f"  infra: {target.cloud}",
-        f"  accelerators: {accelerator.name}:{gpus}",
+        f"  infra: {yaml_scalar(target.cloud)}",
+        f"  accelerators: {yaml_scalar(f'{accelerator.name}:{gpus}')}",
     ]
     if tier:
         resources.append("  network_tier: best  # the provider's fastest inter-node network")

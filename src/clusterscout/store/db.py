@@ -14,6 +14,8 @@ CONNECT_TIMEOUT_S = 10
 """Seconds to wait for a PostgreSQL server before giving up (libpq ``connect_timeout``)."""
 THREADS_PER_PROCESS: Final = 40
 """Starlette runs sync handlers on anyio's pool of 40 threads: the pool never needs more."""
+SQLITE_SPARE_CONNECTIONS: Final = 8
+"""Connections past the request slots and threads (plan threads, start-up reads)."""
 
 
 class DatabaseURLError(ValueError):
@@ -57,7 +59,13 @@ def make_engine(
     shown = parsed.render_as_string(hide_password=True)
     pool: dict[str, Any] = {}
     if pool_size is not None and parsed.database not in {None, "", ":memory:"}:
-        overflow = max(THREADS_PER_PROCESS - pool_size, 0)
+        holders = THREADS_PER_PROCESS
+        if backend == "sqlite":
+            # SQLite reads open on the event loop (up to one per request slot) besides the
+            # worker threads: room for both, so a checkout on the loop never waits for a
+            # connection. A SQLite connection is a file handle, not a server process.
+            holders = 2 * THREADS_PER_PROCESS + SQLITE_SPARE_CONNECTIONS
+        overflow = max(holders - pool_size, 0)
         pool = {"pool_size": pool_size, "max_overflow": overflow}
     if backend == "sqlite":
         path = sqlite_file(url)

@@ -17,17 +17,28 @@ class ApiError(Exception):
     a localized error page elsewhere.
     """
 
-    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.field = field
+        self.headers = headers or {}
 
     @classmethod
     def of(cls, failure: Failure) -> ApiError:
         """The HTTP form of a classified failure (``app.errors.failure_of``)."""
-        return cls(failure.http_status, failure.code, failure.message, failure.field)
+        headers = {}
+        if failure.retry_after_s is not None:
+            headers["Retry-After"] = str(failure.retry_after_s)
+        return cls(failure.http_status, failure.code, failure.message, failure.field, headers)
 
 
 def error_json(status: int, code: str, message: str, field: str | None) -> JSONResponse:

@@ -89,9 +89,9 @@ def _sitemap(request: Request) -> Response:
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
-    workers = app.state.cs.plan_workers
-    if workers is not None:
-        workers.close()
+    runner = app.state.cs.plan_runner
+    if runner is not None:
+        runner.close()
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -108,6 +108,8 @@ def create_app(settings: Settings) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         lifespan=_lifespan,
+        # Starlette's redirect takes its host from the request; errors.py redirects instead.
+        redirect_slashes=False,
     )
     app.state.cs = AppState.create(settings, engine)
     errors.install(app)

@@ -8,7 +8,7 @@ from typing import Any, Final
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from clusterscout.app.errors import Operation, failure_of
 from clusterscout.domain.errors import InputError
@@ -16,6 +16,7 @@ from clusterscout.web.api_error import ApiError, error_json
 from clusterscout.web.i18n import DEFAULT_LOCALE, KNOWN_LOCALES
 from clusterscout.web.pages_common import base_context
 from clusterscout.web.runtime import state_of
+from clusterscout.web.slashes import slash_location
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +60,13 @@ def install(app: FastAPI) -> None:
     async def on_api_error(request: Request, exc: Exception) -> Response:
         if not isinstance(exc, ApiError):  # pragma: no cover - registered for ApiError only
             raise exc
+        response: Response
         if not _is_api(request):
-            return error_page(request, exc.status, exc.message)
-        return error_json(exc.status, exc.code, exc.message, exc.field)
+            response = error_page(request, exc.status, exc.message)
+        else:
+            response = error_json(exc.status, exc.code, exc.message, exc.field)
+        response.headers.update(exc.headers)  # Retry-After on a 503 or 429
+        return response
 
     async def on_input_error(request: Request, exc: Exception) -> Response:
         # Routes of the listings let bad filters through to here; the model routes classify
@@ -92,6 +97,9 @@ def install(app: FastAPI) -> None:
         if not isinstance(exc, StarletteHTTPException):  # pragma: no cover - registered for it
             raise exc
         status = exc.status_code if 400 <= exc.status_code < 500 else 400
+        location = slash_location(request.app.router, request.scope) if status == 404 else None
+        if location is not None:
+            return RedirectResponse(location, status_code=307)
         response: Response
         if not _is_api(request):
             response = error_page(request, status)

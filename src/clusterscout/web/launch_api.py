@@ -10,14 +10,16 @@ from fastapi import APIRouter, Body, Path, Request
 from starlette.responses import Response
 
 from clusterscout.app import launch as launching
-from clusterscout.app.errors import Operation, failure_of
+from clusterscout.app import plan_queue
+from clusterscout.app.errors import ClassifiedError, FailureKind, Operation, failure_of
 from clusterscout.domain.errors import InputError
 from clusterscout.launch.request import LaunchAnswer
-from clusterscout.model.planner.results import PlanOption
+from clusterscout.model.inputs import Sharding
+from clusterscout.model.planner.results import PlanOption, PlanResult
 from clusterscout.web import api_docs
 from clusterscout.web.api_error import ApiError, FastJSONResponse
-from clusterscout.web.model_api import MODEL_ERRORS
-from clusterscout.web.runtime import reading, state_of
+from clusterscout.web.model_api import PLAN_ERRORS
+from clusterscout.web.runtime import client_of, plan_queue_of, state_of
 from clusterscout.web.schemas import ErrorOut, LaunchOut, launch_json
 
 router = APIRouter(prefix="/api/v1", tags=["launch"])
@@ -26,7 +28,7 @@ T = TypeVar("T")
 LAYOUT_PARAMS: Final = ("tp", "pp", "dp", "sharding", "micro_batch", "global_batch")
 LAUNCH_EXAMPLE: Final = {"offer_id": "aws-p5-h100", "nodes": 2, "format": "skypilot"}
 LAUNCH_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
-    **MODEL_ERRORS,  # a body, and with a plan option the planner
+    **PLAN_ERRORS,  # a body, and with a plan option the planner (through the plan queue)
     404: {"model": ErrorOut, "description": "No offer with this id."},
     503: {"model": ErrorOut, "description": "The catalog or its calibration cannot be read."},
 }
@@ -43,6 +45,7 @@ FILE_RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     503: LAUNCH_ERRORS[503],
     422: {"model": ErrorOut, "description": "The tool cannot target this offer; says why."},
 }
+_COUNT: Final = {"type": "integer", "minimum": 1, "maximum": launching.COUNT_LIMIT}
 _LAYOUT_DOC = {
     "tp": "Tensor-parallel size.",
     "pp": "Pipeline-parallel size.",
@@ -66,7 +69,11 @@ def _file_parameters() -> list[dict[str, Any]]:
             "name": name,
             "in": "query",
             "required": False,
-            "schema": {"type": "string"} if name == "sharding" else {"type": "integer"},
+            "schema": (
+                {"type": "string", "enum": [s.value for s in Sharding]}
+                if name == "sharding"
+                else {"type": "integer", "minimum": 1, "maximum": launching.COUNT_LIMIT}
+            ),
             "description": f"{text} Give all layout parameters or none.",
         }
         for name, text in _LAYOUT_DOC.items()
@@ -75,9 +82,21 @@ def _file_parameters() -> list[dict[str, Any]]:
 
 
 def _answer(request: Request, body: Any) -> LaunchAnswer:
+    queue, client = plan_queue_of(request), client_of(request)
+
+    def planner(plan: Any) -> PlanResult:
+        # Through the plan queue like every plan: bounded, off this process's CPU.
+        try:
+            return plan_queue.run_sync(queue, plan, client)
+        except ClassifiedError as exc:
+            failure = exc.failure
+            if failure.kind is FailureKind.BAD_INPUT:
+                # Reported as a launch input (the code of this route), as before.
+                raise InputError(failure.field or "plan", failure.detail) from None
+            raise
+
     def option_of(plan: Any, k: Any) -> PlanOption:
-        with reading(request) as conn:
-            return launching.plan_option(conn, plan, k)
+        return launching.option_by_rank(planner, plan, k)
 
     data = launching.launch_data(state_of(request).settings.data_dir)
     return launching.run_launch(data, body, option_of)
@@ -106,13 +125,34 @@ def _classified(run: Callable[[], T]) -> T:
                     "schema": {
                         "type": "object",
                         "required": ["offer_id"],
+                        # null is the same as leaving a key out.
                         "properties": {
                             "offer_id": {"type": "string"},
-                            "nodes": {"type": "integer", "minimum": 1},
-                            "format": {"type": "string", "enum": ["skypilot", "dstack", "slurm"]},
-                            "layout": {"type": "object"},
-                            "plan": {"type": "object", "description": "a POST /plan body"},
-                            "plan_option": {"type": "integer", "minimum": 1},
+                            "nodes": {
+                                "type": ["integer", "null"],
+                                "minimum": 1,
+                                "maximum": launching.MAX_NODES,
+                            },
+                            "format": {
+                                "type": ["string", "null"],
+                                "enum": ["skypilot", "dstack", "slurm", None],
+                            },
+                            "layout": {
+                                "type": ["object", "null"],
+                                "properties": {
+                                    name: (
+                                        {"type": "string", "enum": [x.value for x in Sharding]}
+                                        if name == "sharding"
+                                        else _COUNT
+                                    )
+                                    for name in LAYOUT_PARAMS
+                                },
+                            },
+                            "plan": {
+                                "type": ["object", "null"],
+                                "description": "a POST /plan body",
+                            },
+                            "plan_option": {**_COUNT, "type": ["integer", "null"]},
                         },
                     },
                     "example": LAUNCH_EXAMPLE,

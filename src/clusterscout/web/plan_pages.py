@@ -9,7 +9,7 @@ from typing import Final, TypeVar
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from clusterscout.app import insights, offers, plan_workers
+from clusterscout.app import insights, offers, plan_queue
 from clusterscout.app.database import Snapshot
 from clusterscout.app.errors import FailureKind, Operation, failure_of
 from clusterscout.app.fields import FIELDS_BY_NAME
@@ -21,7 +21,13 @@ from clusterscout.web.i18n import Formatter
 from clusterscout.web.pages_common import Lang, base_context
 from clusterscout.web.pages_common import known_lang as _lang
 from clusterscout.web.pages_common import render_html as _html
-from clusterscout.web.runtime import AppState, snapshot_of, state_of
+from clusterscout.web.runtime import (
+    AppState,
+    client_of,
+    plan_queue_of,
+    snapshot_of,
+    state_of,
+)
 
 router = APIRouter(include_in_schema=False)
 T = TypeVar("T")
@@ -56,6 +62,7 @@ def _solve(
 ) -> tuple[PlanResult | None, list[insights.ScalingCurve], PlanProblem | None]:
     """Plan and scaling curves for the query, or the problem to show next to the form."""
     st = state_of(request)
+    queue = plan_queue_of(request)
     fmt = st.formatter(snapshot_of(request), lang)
     try:
         snap = snapshot_of(request)
@@ -64,7 +71,7 @@ def _solve(
             snap,
             "plan",
             query,
-            lambda _conn, b: plan_workers.run_plan(st.plan_workers, snap, b),
+            lambda _conn, b: plan_queue.run_sync(queue, b, client_of(request)),
         )
         curves = _run(st, snap, "scaling", query, insights.scaling_curves)
     except Exception as exc:
@@ -73,6 +80,8 @@ def _solve(
             raise
         if failure.kind is FailureKind.MODEL_UNAVAILABLE:
             advice = fmt.gettext("The model is not available on this server.")
+        elif failure.kind in {FailureKind.BUSY, FailureKind.RATE_LIMITED}:
+            advice = fmt.gettext("The server is busy computing other plans. Try again in a minute.")
         elif failure.field is not None:
             advice = plan_view.field_error(fmt, failure.field)
         else:

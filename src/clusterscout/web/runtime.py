@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import inspect
@@ -23,7 +24,8 @@ from starlette.types import Scope
 
 from clusterscout.app import database, offers, texts
 from clusterscout.app.database import Snapshot
-from clusterscout.app.plan_workers import PlanWorkers
+from clusterscout.app.plan_queue import PlanQueue, PlanRunner
+from clusterscout.app.plan_workers import LocalPlanner, PlanWorkers
 from clusterscout.settings import Settings
 from clusterscout.version import __version__
 from clusterscout.web.i18n import KNOWN_LOCALES, Formatter, formatter, load_translations
@@ -41,6 +43,8 @@ CHECKBOX_ENTRIES: Final = 4096
 a row with its view model is about 15 KB, so at most about 15 MB."""
 ANSWER_CACHE_BYTES: Final = 16 * 1024 * 1024
 SNAPSHOT_KEY: Final = "clusterscout.snapshot"
+LOCAL_PLAN_THREADS: Final = 2
+"""Threads computing plans when there are no worker processes (tests, a small install)."""
 
 
 def _asset_version() -> str:
@@ -114,8 +118,14 @@ class AppState:
     """JSON answers of POST /plan and /estimate by data version and body digest."""
     flights: SingleFlight = field(default_factory=SingleFlight)
     """Plans and estimates being computed, by key (concurrent duplicates wait for them)."""
-    plan_workers: PlanWorkers | None = None
-    """Processes that compute plans (``Settings.plan_workers``; None: plans run here)."""
+    plan_runner: PlanWorkers | LocalPlanner | None = None
+    """What computes plans: worker processes (``Settings.plan_workers``) or local threads."""
+    plans: PlanQueue | None = None
+    plan_version: str = ""
+    """The data version the last POST /plan read (refusals look up the answer cache with it)."""
+    plan_flights: dict[str, asyncio.Future[bytes]] = field(default_factory=dict)
+    """POST /plan answers being computed, by key (only touched on the event loop)."""
+    """The bounded queue every plan of the web surface goes through (ADR 0022)."""
     rows: Memo = field(default_factory=lambda: Memo(ROW_ENTRIES))
     """Listing rows (view model and HTML), keyed with the data version, language, tier, day."""
 
@@ -128,9 +138,14 @@ class AppState:
             asset_version=_asset_version(),
             inline_reads=engine.dialect.name == "sqlite",
         )
+        runner: PlanWorkers | LocalPlanner
         if settings.plan_workers:
             url = engine.url.render_as_string(hide_password=False)
-            state.plan_workers = PlanWorkers(url, settings.plan_workers)
+            runner = PlanWorkers(url, settings.plan_workers)
+        else:
+            runner = LocalPlanner(engine, LOCAL_PLAN_THREADS)
+        state.plan_runner = runner
+        state.plans = plan_queue_for(settings, runner)
         for lang in KNOWN_LOCALES:
             translations = load_translations(lang)
             state.envs[lang] = _environment(translations)
@@ -183,6 +198,31 @@ class AppState:
     def render(self, lang: str, template: str, context: dict[str, Any]) -> str:
         """Render ``template`` in ``lang``."""
         return self.envs[lang].get_template(template).render(context)
+
+
+def plan_queue_for(settings: Settings, runner: PlanRunner) -> PlanQueue:
+    """The plan queue the settings describe over ``runner``."""
+    return PlanQueue(
+        runner,
+        capacity=runner.slots + settings.plan_queue,
+        per_client=settings.plan_per_client,
+        deadline_s=settings.plan_deadline_s,
+    )
+
+
+def plan_queue_of(request: Request) -> PlanQueue:
+    """The app's plan queue."""
+    queue = state_of(request).plans
+    if queue is None:  # pragma: no cover - AppState.create always sets it
+        msg = "the app has no plan queue"
+        raise RuntimeError(msg)
+    return queue
+
+
+def client_of(request: Request) -> str:
+    """Who a per-client bound counts against: the peer address (behind a reverse proxy,
+    uvicorn's ``--proxy-headers`` with ``--forwarded-allow-ips`` makes it the real client)."""
+    return request.client.host if request.client is not None else "unknown"
 
 
 def reads_local_db(endpoint: Callable[..., Response]) -> Callable[..., Awaitable[Response]]:
