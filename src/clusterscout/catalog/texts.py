@@ -4,8 +4,8 @@ These are the texts translated in ``data/locale`` (ADR 0011). Decided per field:
 
 - translated: the ``launch.toml`` note of a SkyPilot or dstack target that cannot launch
   (pages show it as the reason); provider ``multi_node.evidence``; every ``note`` that
-  reaches a page or the API (orchestration, provisioning, billing, storage, discounts, offers, prices, ratings);
-  ``offers.topology.locality``; ``conflicts.topic`` and ``.note``; ``storage.products``;
+  reaches a page or the API (orchestration, provisioning, billing, storage, discounts,
+  offers, prices, ratings); ``offers.topology.locality``; ``conflicts.topic`` and ``.note``; ``storage.products``;
   ``provisioning.reserved_terms``; ``billing.minimum``; ``prices.term``; an offer ``name``
   when it is descriptive (see :func:`is_descriptive`).
 - not translated: provider, GPU and fabric names, ids, URLs, regions, rating editions (names
