@@ -5,9 +5,9 @@ These are the texts translated in ``data/locale`` (ADR 0011). Decided per field:
 - translated: the ``launch.toml`` note of a SkyPilot or dstack target that cannot launch
   (pages show it as the reason); provider ``multi_node.evidence``; every ``note`` that
   reaches a page or the API (orchestration, provisioning, billing, storage, discounts,
-  offers, prices, ratings); ``offers.topology.locality``; ``conflicts.topic`` and ``.note``; ``storage.products``;
-  ``provisioning.reserved_terms``; ``billing.minimum``; ``prices.term``; an offer ``name``
-  when it is descriptive (see :func:`is_descriptive`).
+  offers, prices, ratings); ``offers.topology.locality``; ``conflicts.topic`` and
+  ``.note``; ``storage.products``; ``provisioning.reserved_terms``; ``billing.minimum``;
+  ``prices.term``; an offer ``name`` when it is descriptive (see :func:`is_descriptive`).
 - not translated: provider, GPU and fabric names, ids, URLs, regions, rating editions (names
   and codes); source titles and notes, GPU and fabric notes and calibration texts (curator
   notes that no page or API answer shows).
