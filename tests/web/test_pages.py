@@ -253,3 +253,33 @@ def test_static_assets_are_served_with_long_cache(client: TestClient) -> None:
         r = client.get(path)
         assert r.status_code == 200, path
         assert "immutable" in r.headers["cache-control"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_provider_page_without_prices_draws_no_empty_chart(client: TestClient, lang: str) -> None:
+    # beta prices one of its three offers: one chart, and one line naming the other two.
+    page = client.get(f"/{lang}/providers/beta/").text
+    assert page.count('class="price-chart"') == 1
+    empty = re.findall(r'<p class="empty">([^<]*beta-h100-eth[^<]*)</p>', page)
+    assert len(empty) == 1 and "beta-h100-pool" in empty[0]
+    assert "alpha" not in empty[0]
+    alpha = client.get(f"/{lang}/providers/alpha/").text
+    assert alpha.count('class="price-chart"') == 2 and "beta-h100-eth" not in alpha
+
+
+def test_provider_page_counts_known_facts_and_flags_a_thin_multi_node_claim(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clusterscout.web import pages
+
+    page = client.get("/en/providers/alpha/").text
+    assert "Checklist facts known: 16 of 20." in page
+    assert 'class="thin"' not in page  # 16 of 20 is not thin
+    assert "Bekannte Punkte der Checkliste: 10 von 20." in client.get("/de/providers/beta/").text
+    # With a looser threshold the same "yes" is flagged; a "no" never is. (Each language
+    # is fetched once: pages are cached per data version.)
+    monkeypatch.setattr(pages, "THIN_SHARE", 2)
+    assert 'class="thin"' not in client.get("/es/providers/beta/").text  # 10 * 2 == 20
+    monkeypatch.setattr(pages, "THIN_SHARE", 1)  # flagged below 20 of 20 known
+    assert 'class="thin"' in client.get("/pt/providers/beta/").text
+    assert 'class="thin"' not in client.get("/fr/providers/gamma/").text

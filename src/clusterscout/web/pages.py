@@ -119,6 +119,10 @@ def all_offers(request: Request, lang: Lang) -> Response:
     return _listing_page(request, lang, all_offers=True)
 
 
+THIN_SHARE = 4
+"""A multi-node "yes" with fewer than a quarter of the checklist facts known is flagged."""
+
+
 @router.get("/{lang}/providers/{slug}/")
 @reads_local_db
 def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=200)]) -> Response:
@@ -137,18 +141,34 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
     fmt = st.formatter(snapshot_of(request), lang)
     record, views = fmt.catalog.localize(record), fmt.catalog.localize(views)
     ctx = base_context(request, lang, f"providers/{slug}/", section="providers")
+    dimensions = scorecard(fmt, record)
+    known = sum(d.known for d in dimensions)
+    total = sum(len(d.facts) for d in dimensions)
+    priced = [v is not None and bool(v["observations"]) for v in views]
     ctx.update(
         provider=record,
         multi_node_text=fmt.gettext(MULTI_NODE_LABELS.get(record["multi_node"], "unknown")),
-        dimensions=scorecard(fmt, record),
+        facts_known=fmt.gettext("Checklist facts known: %(known)s of %(total)s.")
+        % {"known": fmt.number(known), "total": fmt.number(total)},
+        # A "yes" resting on almost no checklist fact should not read as a vetted answer.
+        thin_evidence=record["multi_node"] == "yes" and known * THIN_SHARE < total,
+        dimensions=dimensions,
         ratings=ratings_view.rating_rows(fmt, record, editions),
         rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
         launch_offers=launch_view.provider_offers(fmt, st, snapshot_of(request), record["offers"]),
+        # No chart without an observation: an empty axis says nothing and reads as data.
         histories=[
             price_history.offer_history(fmt, slug, o, v)
-            for o, v in zip(record["offers"], views, strict=True)
-            if v is not None
+            for o, v, p in zip(record["offers"], views, priced, strict=True)
+            if v is not None and p
         ],
+        unpriced=fmt.join(
+            [
+                str(o.get("name") or o["id"])
+                for o, p in zip(record["offers"], priced, strict=True)
+                if not p
+            ]
+        ),
         json_href=f"/api/v1/providers/{slug}",
         org_jsonld=seo.script_json(
             seo.organization(
