@@ -9,6 +9,7 @@ import pytest
 from web_support import LANGS, TRANSLATED, TestClient, visible_text
 
 from clusterscout.web import viewmodels
+from clusterscout.web.scorecard import thin_claim
 
 PAGES = (
     "/{lang}/",
@@ -268,18 +269,13 @@ def test_provider_page_without_prices_draws_no_empty_chart(client: TestClient, l
 
 
 def test_provider_page_counts_known_facts_and_flags_a_thin_multi_node_claim(
-    client: TestClient, monkeypatch: pytest.MonkeyPatch
+    client: TestClient,
 ) -> None:
-    from clusterscout.web import pages
-
     page = client.get("/en/providers/alpha/").text
     assert "Checklist facts known: 16 of 20." in page
     assert 'class="thin"' not in page  # 16 of 20 is not thin
     assert "Bekannte Punkte der Checkliste: 10 von 20." in client.get("/de/providers/beta/").text
-    # With a looser threshold the same "yes" is flagged; a "no" never is. (Each language
-    # is fetched once: pages are cached per data version.)
-    monkeypatch.setattr(pages, "THIN_SHARE", 2)
-    assert 'class="thin"' not in client.get("/es/providers/beta/").text  # 10 * 2 == 20
-    monkeypatch.setattr(pages, "THIN_SHARE", 1)  # flagged below 20 of 20 known
-    assert 'class="thin"' in client.get("/pt/providers/beta/").text
-    assert 'class="thin"' not in client.get("/fr/providers/gamma/").text
+    # The rule: a "yes" with under a quarter of the facts known is thin; a "no" never is.
+    assert thin_claim("yes", 0, 20) and thin_claim("yes", 4, 20)
+    assert not thin_claim("yes", 5, 20) and not thin_claim("no", 0, 20)
+    assert not thin_claim("unknown", 0, 20)

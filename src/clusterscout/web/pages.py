@@ -29,7 +29,7 @@ from clusterscout.web.cells import MULTI_NODE_LABELS
 from clusterscout.web.i18n import Formatter, negotiate
 from clusterscout.web.pages_common import Lang, base_context, known_lang, render_html
 from clusterscout.web.runtime import reading, reads_local_db, snapshot_of, state_of
-from clusterscout.web.scorecard import CompareSection, compare_sections, scorecard
+from clusterscout.web.scorecard import CompareSection, compare_sections, scorecard, thin_claim
 from clusterscout.web.viewmodels import OfferRow, offer_rows
 
 router = APIRouter(include_in_schema=False)
@@ -119,10 +119,6 @@ def all_offers(request: Request, lang: Lang) -> Response:
     return _listing_page(request, lang, all_offers=True)
 
 
-THIN_SHARE = 4
-"""A multi-node "yes" with fewer than a quarter of the checklist facts known is flagged."""
-
-
 @router.get("/{lang}/providers/{slug}/")
 @reads_local_db
 def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=200)]) -> Response:
@@ -150,8 +146,7 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         multi_node_text=fmt.gettext(MULTI_NODE_LABELS.get(record["multi_node"], "unknown")),
         facts_known=fmt.gettext("Checklist facts known: %(known)s of %(total)s.")
         % {"known": fmt.number(known), "total": fmt.number(total)},
-        # A "yes" resting on almost no checklist fact should not read as a vetted answer.
-        thin_evidence=record["multi_node"] == "yes" and known * THIN_SHARE < total,
+        thin_evidence=thin_claim(record["multi_node"], known, total),
         dimensions=dimensions,
         ratings=ratings_view.rating_rows(fmt, record, editions),
         rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
