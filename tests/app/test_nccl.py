@@ -50,8 +50,8 @@ def test_ingest_errors_are_bad_input(data: LaunchData, calibration: Calibration)
     failure = failure_of(info.value, Operation.LAUNCH)
     assert failure is not None
     assert (failure.kind, failure.code) == (FailureKind.BAD_INPUT, "invalid_log")
-    # 16 ranks do not fill 2 nodes of 8 GPUs when the user says 3 nodes.
-    with pytest.raises(ComparisonError, match="do not fill 3 nodes"):
+    # The device lines show 2 nodes; the user saying 3 contradicts them.
+    with pytest.raises(ComparisonError, match="show 2 nodes, not 3"):
         nccl.ingest(data, calibration, "alpha-h100-ib", [("x.log", IB_2NODE.read_text())], 3)
 
 

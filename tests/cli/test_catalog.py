@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from clusterscout.catalog.problems import WARNING_KINDS
 from clusterscout.cli import app
 from clusterscout.settings import Settings
 
@@ -181,3 +183,21 @@ def test_catalog_texts_needs_a_catalog_directory(tmp_path: Path) -> None:
     result = runner.invoke(app, ["catalog-texts", str(tmp_path / "nowhere")])
     assert result.exit_code == 2
     assert "does not exist" in result.output
+
+
+def test_build_db_and_validate_count_warnings_by_kind(tmp_path: Path) -> None:
+    data = Path(__file__).parents[2] / "data"
+    url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    built = runner.invoke(app, ["build-db", "--database-url", url, "--data-dir", str(data)])
+    assert built.exit_code == 0, built.output
+    total = int(re.search(r"; (\d+) warning\(s\)\)", built.stdout).group(1))  # type: ignore[union-attr]
+    head, *kinds = built.stdout.split("warnings by kind")[1].splitlines()
+    assert f"`clusterscout validate {data}` lists each one" in head
+    counts = [int(line.split()[0]) for line in kinds]
+    assert sum(counts) == total and counts == sorted(counts, reverse=True)
+    labels = {k.label for k in WARNING_KINDS.values()}
+    assert all(any(f"  {label}  " in line for label in labels) for line in kinds)
+    checked = runner.invoke(app, ["validate", str(data)])
+    listed = sum(": warning: " in line for line in checked.stdout.splitlines())
+    assert listed == total
+    assert "warnings by kind" in checked.stderr

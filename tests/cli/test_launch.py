@@ -133,6 +133,15 @@ def test_ingest_prints_a_verdict_and_records_check_model_accepts(
     assert f"expressed {len(records)} of {len(records)} points" in checked.stdout
 
 
+def test_ingest_reads_a_run_on_part_of_each_node(fixture_args: list[str]) -> None:
+    log = LOGS / "constructed" / "constructed-h100-2node-4of8gpus-g4-allreduce.log"
+    args = ["ingest-nccl-tests", str(log), "--offer", "alpha-h100-ib", *fixture_args]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "all_reduce on 2 × 4 of 8 GPUs of alpha-h100-ib" in result.stdout
+    assert "(measured on 4 of the 8 GPUs of each node)" in result.stdout
+
+
 def test_ingest_rejects_a_file_that_is_not_nccl_tests(
     fixture_args: list[str], tmp_path: Path
 ) -> None:

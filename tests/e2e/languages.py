@@ -1,7 +1,8 @@
 """Is a text in the language it is shown as? Lingua, restricted to the site's five languages.
 
 A text is judged once the names that are the same in every language are taken out (GPU and
-product names, fabrics, schedulers, units, URLs, the fixture's provider names, the values
+product names, fabrics, schedulers, launch tools, units, URLs, file names, ``{field}``
+placeholders, the fixture's provider names (as names and as slugs), the values
 ``true``/``false``): with fewer than ``MIN_WORDS`` words left it is not judged. It is in
 another language when Lingua ranks another language first *and* gives the declared one less
 than ``MAX_DECLARED_CONFIDENCE``: short Romance phrases full of loanwords ("Ver clusters com
@@ -19,7 +20,8 @@ from typing import Any, Final
 MIN_WORDS: Final = 4
 MAX_DECLARED_CONFIDENCE: Final = 0.3
 SAME_IN_EVERY_LANGUAGE: Final = re.compile(
-    r"https?://\S+|%\(\w+\)s|\b(?:\w*\d\w*|InfiniBand|RoCE|EFA|Ethernet|NVLink|NVSwitch|"
+    r"https?://\S+|%\(\w+\)s|\{\w+\}|\S+\.toml\b|\b(?:\w*\d\w*|SkyPilot|dstack|backend|"
+    r"alpha|beta|gamma|InfiniBand|RoCE|EFA|Ethernet|NVLink|NVSwitch|"
     r"GPUDirect|RDMA|NCCL|SXM|HGX|DGX|GPUs?|CPU|Slurm|Kubernetes|FSDP|Llama|Alpha|Beta|Gamma|"
     r"Cloud|clusterscout|JSON|API|CSV|SVG|USD|GB|GiB|TB|Gbit|TFLOPS|MFU|ClusterMAX|"
     r"SemiAnalysis|Megatron|PyTorch|DeepSpeed|megatron|pytorch|deepspeed|NeMo|torchtitan|"

@@ -11,13 +11,23 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 WCAG22_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+# Every page type: home, both listings, a provider with and one without prices, the
+# comparison (picker and table), the plan (form and answer), downloads and changes.
 PAGES = {
+    "home": "/{lang}/",
     "listing": "/{lang}/multi-node/?fabric=infiniband",
+    "offers": "/{lang}/offers/",
     "provider": "/{lang}/providers/alpha/",
+    "provider-unpriced": "/{lang}/providers/beta/",
+    "compare-picker": "/{lang}/compare/",
     "compare": "/{lang}/compare/?p=alpha&p=beta",
+    "plan-form": "/{lang}/plan/",
     "plan": "/{lang}/plan/?max_nodes=64&model=7B&precision=bf16&tokens=1e11",
     "quote": "/{lang}/quote/?gpus=16&months=6&gpu=H100",
+    "downloads": "/{lang}/downloads/",
+    "changes": "/{lang}/changes/",
 }
+LANGS = ["en", "pt", "es", "fr", "de"]
 WIDTHS = {"desktop": (1366, 900), "phone": (390, 844)}
 
 
@@ -59,9 +69,12 @@ def test_axe_finds_no_wcag22_aa_violation(
         page.context.close()
 
 
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("name", list(PAGES))
-def test_no_page_scrolls_sideways_on_a_phone(browser: Browser, live_server: str, name: str) -> None:
-    page = _open(browser, live_server + PAGES[name].format(lang="de"), "phone")
+def test_no_page_scrolls_sideways_on_a_phone(
+    browser: Browser, live_server: str, name: str, lang: str
+) -> None:
+    page = _open(browser, live_server + PAGES[name].format(lang=lang), "phone")
     try:
         overflow = page.evaluate(
             "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -73,6 +86,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browser: Browser, live_server: str,
             "'#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))"
         )
         assert overflow <= 0, f"{name} is {overflow} px wider than the screen: {wide}"
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     finally:
         page.context.close()
 

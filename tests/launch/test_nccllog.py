@@ -169,6 +169,7 @@ def test_excerpt_without_run_header_is_flagged() -> None:
     name = "coreweave-gb200-nvl72-20rack-1440gpu.log"
     log = parse_nccl_log(read(name), name)
     assert log.ranks == 1440
+    assert log.ranks_per_node == ()  # not every rank's device line: no per-host count
     assert any("no run header" in w for w in log.warnings)
 
 

@@ -23,6 +23,7 @@ from clusterscout.model.checkmodel import check
 DATA = Path(__file__).parents[2] / "data"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl-tests"
 H100_2NODE = "nccl-tests-issue309-h100-ib-ndr-2node-nccl2262.log"
+SUBSET = "constructed/constructed-h100-2node-4of8gpus-g4-allreduce.log"
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,7 @@ def test_missing_facts_are_named(
         compare(log, replace(offer, per_node_gbps=None), catalog.gpus, calibration)
     with pytest.raises(ComparisonError, match="GPUs per node"):
         compare(log, replace(offer, gpus_per_node=None), catalog.gpus, calibration)
-    with pytest.raises(ComparisonError, match="16 ranks do not fill 4 nodes"):
+    with pytest.raises(ComparisonError, match="device lines show 2 nodes, not 4"):
         compare(log, offer, catalog.gpus, calibration, nodes=4)
     with pytest.raises(ComparisonError, match="unknown GPU"):
         compare(log, replace(offer, gpu="TPU-v9"), catalog.gpus, calibration)
@@ -164,3 +165,53 @@ def test_records_have_every_key_the_published_points_have(
         assert common <= set(record), common - set(record)
         assert common_workload <= set(record["workload"])
         assert record["source_url"].startswith("https://")
+
+
+def test_a_run_on_four_of_eight_gpus_per_node_gets_a_verdict_at_that_layout(
+    catalog: CatalogData, offer_by_id: dict[str, Offer], calibration: Calibration
+) -> None:
+    offer = h100_ib_offer(offer_by_id)
+    log = log_of(SUBSET)
+    assert (log.ranks, log.nodes, log.ranks_per_node) == (8, 2, (4, 4))
+    subset = compare(log, offer, catalog.gpus, calibration)
+    assert (subset.nodes, subset.gpus_per_node, subset.ranks_per_node) == (2, 8, 4)
+    assert subset.status in {"ok", "low", "high"}
+    assert subset.verdict.endswith("(measured on 4 of the 8 GPUs of each node)")
+    assert subset.to_dict()["ranks_per_node"] == 4
+    # Four GPUs reach half the node's NICs: the model expects less than from full nodes.
+    full = compare(log_of(H100_2NODE), offer, catalog.gpus, calibration)
+    assert full.ranks_per_node == 8 and "GPUs of each node" not in full.verdict
+    assert subset.reference.size_bytes == full.reference.size_bytes == 2**30
+    assert subset.reference.predicted_busbw_gbs < 0.75 * full.reference.predicted_busbw_gbs
+    records = measurement_records(log, subset, SUBSET)
+    assert {(r["gpus_per_node"], r["nodes"], r["workload"]["gpus"]) for r in records} == {(4, 2, 8)}
+    assert {r["per_node_gbps"] for r in records} == {1600}  # the 4 GPUs' share of 8 x 400G
+    assert all(r["id"].startswith("crusoe-h100-ib-all-reduce-2n-4of8-") for r in records)
+    # check-model, reading the records alone, predicts what the verdict compared against.
+    report = check(records, catalog.gpus, calibration)
+    predicted = {r.id: r.predicted for r in report.results}
+    ref = next(r for r in records if r["workload"]["message_bytes"] == 2**30)
+    assert predicted[ref["id"]] == pytest.approx(subset.reference.predicted_busbw_gbs, rel=1e-6)
+
+
+def test_subset_layouts_the_model_cannot_take_are_named(
+    catalog: CatalogData, offer_by_id: dict[str, Offer], calibration: Calibration
+) -> None:
+    text = (FIXTURES / SUBSET).read_text()
+    uneven = parse_nccl_log(
+        text.replace(
+            "Rank  4 Group  0 Pid  38112 on     node-b", "Rank  4 Group  0 Pid  41873 on     node-a"
+        ),
+        "uneven.log",
+    )
+    assert uneven.ranks_per_node == (5, 3)
+    with pytest.raises(ComparisonError, match=r"unevenly over the nodes \(5 \+ 3\)"):
+        compare(uneven, h100_ib_offer(offer_by_id), catalog.gpus, calibration)
+    # 16 ranks, only four device lines: the caller's node count sets ranks per node.
+    oci = log_of("oci-bm-gpu-b4-a100-roce-2node-nccl2293-tests2179.log")
+    offer = offer_by_id["oci-a100-80-v2"]
+    assert compare(oci, offer, catalog.gpus, calibration, nodes=4).ranks_per_node == 4
+    with pytest.raises(ComparisonError, match="16 ranks do not split evenly over 3 nodes"):
+        compare(oci, offer, catalog.gpus, calibration, nodes=3)
+    with pytest.raises(ComparisonError, match="16 per node, but oci-a100-80-v2 has 8 GPUs"):
+        compare(oci, offer, catalog.gpus, calibration, nodes=1)

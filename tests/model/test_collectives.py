@@ -96,3 +96,13 @@ def test_p2p_intra_and_inter_node(rcal: Calibration) -> None:
     assert p2p_time_s(ib(2), 1e8, False, rcal) == pytest.approx(10e-6 + 1e8 / 360e9)
     assert p2p_time_s(ib(2), 1e8, True, rcal) == pytest.approx(20e-6 + 1e8 / 45e9)
     assert p2p_time_s(ib(2), 0, True, rcal) == 0
+
+
+def test_collective_on_part_of_each_node_gets_its_share_of_the_nics(rcal: Calibration) -> None:
+    # nccl-tests -g 4 on two 8-GPU nodes: 8 ranks, each node's 4 GPUs reach 4 of its 8 NICs.
+    big = CollectiveWorkload(AG, 1e11)
+    half = collective(ib(2), big, rcal, ranks_per_node=4)
+    full = collective(ib(2), big, rcal)
+    assert half.busbw_gbs == pytest.approx(180, rel=1e-3)
+    assert full.busbw_gbs == pytest.approx(360, rel=1e-3)
+    assert half.algbw_gbs == pytest.approx(half.busbw_gbs / busbw_factor(AG, 8))

@@ -18,6 +18,22 @@ HEADINGS = {
     "de": "Startdateien",
 }
 
+# The sentence is a UI message, the note after it a launch.toml text (data/locale).
+SKYPILOT_REFUSES = {
+    "en": "SkyPilot cannot target alpha: ",
+    "pt": "O SkyPilot não oferece suporte à alpha: ",
+    "es": "SkyPilot no admite alpha: ",
+    "fr": "SkyPilot ne prend pas en charge alpha: ",
+    "de": "SkyPilot kann alpha nicht ansteuern: ",
+}
+NOT_A_CLOUD = {
+    "en": "Not a SkyPilot cloud.",
+    "pt": "Não é uma nuvem do SkyPilot.",
+    "es": "No es una nube de SkyPilot.",
+    "fr": "Pas un cloud SkyPilot.",
+    "de": "Keine SkyPilot-Cloud.",
+}
+
 
 def _panel(page: str) -> str:
     found = re.search(r'<section[^>]*id="launch".*?</section>', page, re.S)
@@ -48,8 +64,15 @@ def test_the_plan_page_has_a_launch_panel_per_option(client: TestClient, lang: s
     assert download.status_code == 200
     assert download.headers["content-disposition"].startswith("attachment; filename=")
     assert "export TP=" in download.text
-    # The fixture providers are not SkyPilot clouds: the cell says so, with the data's reason.
-    assert re.search(r'<small class="detail" lang="en">SkyPilot cannot target', rows[0])
+    # The fixture providers are not SkyPilot clouds: the cell says so, with the data's reason,
+    # both in the page's language.
+    reason = re.search(r'<small class="detail">(.*?)</small>', rows[0], re.S)
+    assert reason is not None
+    assert reason.group(1).startswith(SKYPILOT_REFUSES[lang])
+    assert (
+        f'<span lang="{lang}">{html.escape(NOT_A_CLOUD[lang], quote=False)}</span>'
+        in reason.group(1)
+    )
 
 
 @pytest.mark.parametrize("lang", LANGS)

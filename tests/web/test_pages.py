@@ -9,6 +9,7 @@ import pytest
 from web_support import LANGS, TRANSLATED, TestClient, visible_text
 
 from clusterscout.web import viewmodels
+from clusterscout.web.scorecard import thin_claim
 
 PAGES = (
     "/{lang}/",
@@ -255,3 +256,28 @@ def test_static_assets_are_served_with_long_cache(client: TestClient) -> None:
         r = client.get(path)
         assert r.status_code == 200, path
         assert "immutable" in r.headers["cache-control"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_provider_page_without_prices_draws_no_empty_chart(client: TestClient, lang: str) -> None:
+    # beta prices one of its three offers: one chart, and one line naming the other two.
+    page = client.get(f"/{lang}/providers/beta/").text
+    assert page.count('class="price-chart"') == 1
+    empty = re.findall(r'<p class="empty">([^<]*beta-h100-eth[^<]*)</p>', page)
+    assert len(empty) == 1 and "beta-h100-pool" in empty[0]
+    assert "alpha" not in empty[0]
+    alpha = client.get(f"/{lang}/providers/alpha/").text
+    assert alpha.count('class="price-chart"') == 2 and "beta-h100-eth" not in alpha
+
+
+def test_provider_page_counts_known_facts_and_flags_a_thin_multi_node_claim(
+    client: TestClient,
+) -> None:
+    page = client.get("/en/providers/alpha/").text
+    assert "Checklist facts known: 16 of 20." in page
+    assert 'class="thin"' not in page  # 16 of 20 is not thin
+    assert "Bekannte Punkte der Checkliste: 10 von 20." in client.get("/de/providers/beta/").text
+    # The rule: a "yes" with under a quarter of the facts known is thin; a "no" never is.
+    assert thin_claim("yes", 0, 20) and thin_claim("yes", 4, 20)
+    assert not thin_claim("yes", 5, 20) and not thin_claim("no", 0, 20)
+    assert not thin_claim("unknown", 0, 20)

@@ -20,8 +20,9 @@ from clusterscout.catalog.changes import load_changes
 from clusterscout.catalog.launch_data import load_launch
 from clusterscout.catalog.load import LoadResult, load_catalog
 from clusterscout.catalog.problems import Problem, has_errors
-from clusterscout.catalog.texts import catalog_texts
+from clusterscout.catalog.texts import CatalogText, catalog_texts, launch_texts
 from clusterscout.catalog.translations import translation_problems, translation_tables
+from clusterscout.domain.models import CatalogData
 from clusterscout.settings import Settings
 from clusterscout.store import migrate, queries
 from clusterscout.store.build import BuildStats, build_database, data_version, ensure_schema
@@ -45,6 +46,7 @@ __all__ = [
     "needs_migration",
     "open_engine",
     "open_snapshot",
+    "translatable_texts",
     "validate",
 ]
 
@@ -66,13 +68,21 @@ def validate(data_dir: Path) -> LoadResult:
     """
     result = load_catalog(data_dir)
     if result.catalog is not None:
-        texts = catalog_texts(result.catalog)
+        launch_problems: list[Problem] = []
+        knowledge = load_launch(data_dir, launch_problems, result.catalog)
+        texts = catalog_texts(result.catalog) + launch_texts(knowledge)
         result.problems.extend(translation_problems(data_dir, texts))
-        load_launch(data_dir, result.problems, result.catalog)
+        result.problems.extend(launch_problems)
         brackets, _ = load_brackets(data_dir, result.catalog.gpus, result.problems)
         result.problems.extend(check_offers(brackets, result.catalog.offers))
         load_changes(data_dir, result.problems, result.catalog, datetime.now(UTC).date())
     return result
+
+
+def translatable_texts(data_dir: Path, catalog: CatalogData) -> list[CatalogText]:
+    """The catalog's free text and the launch notes pages show, in file order (the texts
+    ``data_dir/locale`` translates); launch.toml problems are left to ``validate``."""
+    return catalog_texts(catalog) + launch_texts(load_launch(data_dir, [], None))
 
 
 def build(engine: Engine, data_dir: Path) -> tuple[BuildStats, list[Problem]]:
@@ -86,9 +96,9 @@ def build(engine: Engine, data_dir: Path) -> tuple[BuildStats, list[Problem]]:
     if calibration_path.is_file():
         calibration = calibration_path.read_text(encoding="utf-8")
         parse_calibration(calibration, str(calibration_path))  # refuse to store a broken one
-    translations = translation_tables(data_dir, catalog_texts(result.catalog))
     # Read again (validate checked it): the planner reads the brackets from the build.
     brackets = load_brackets(data_dir, result.catalog.gpus, [])
+    translations = translation_tables(data_dir, translatable_texts(data_dir, result.catalog))
     stats = build_database(
         engine,
         result.catalog,

@@ -256,7 +256,7 @@ def _result(fmt: str, make: Callable[[], Iterable[LaunchFile]]) -> FormatResult:
     try:
         return FormatResult(fmt, tuple(make()))
     except UnsupportedError as exc:
-        return FormatResult(fmt, reason=exc.reason)
+        return FormatResult(fmt, reason=exc.reason, why=exc.why)
 
 
 def launch(
@@ -287,8 +287,8 @@ def file_of(answer: LaunchAnswer, kind: str) -> LaunchFile:
         raise InputError("kind", f"{kind!r:.40} is not one of: {', '.join(FILE_KINDS)}")
     fmt, _, part = kind.partition("-")
     result = answer.check if kind == CHECK else next(r for r in answer.formats if r.format == fmt)
-    if result.reason is not None:
-        raise UnsupportedError(result.reason)
+    if result.why is not None:
+        raise UnsupportedError(result.why)
     if not part:
         return result.files[0]
     return next(f for f in result.files if f.filename.endswith(f".{part}.dstack.yml"))

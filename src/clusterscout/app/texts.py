@@ -6,10 +6,10 @@ from pathlib import Path
 
 from sqlalchemy import Connection
 
-from clusterscout.app.database import CatalogInvalidError
+from clusterscout.app.database import CatalogInvalidError, translatable_texts
 from clusterscout.catalog import translations as translation_files
 from clusterscout.catalog.load import load_catalog
-from clusterscout.catalog.texts import Translation, catalog_texts
+from clusterscout.catalog.texts import Translation
 from clusterscout.catalog.translations import Progress
 from clusterscout.domain.languages import LANGUAGES
 from clusterscout.store.texts import read_translations
@@ -34,4 +34,4 @@ def update_files(data_dir: Path) -> list[Progress]:
     result = load_catalog(data_dir)
     if result.catalog is None:
         raise CatalogInvalidError(result.problems)
-    return translation_files.update_files(data_dir, catalog_texts(result.catalog))
+    return translation_files.update_files(data_dir, translatable_texts(data_dir, result.catalog))

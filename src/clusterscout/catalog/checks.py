@@ -54,6 +54,7 @@ def check_dates(catalog: CatalogData, data_dir: Path, today: date) -> list[Probl
                         path,
                         f"{what} {when} is {age} days old (stale after {STALE_AFTER_DAYS})",
                         Severity.WARNING,
+                        "stale-price" if what == "as_of" else "stale-source",
                     )
                 )
     ratings = [r for p in catalog.providers for r in p.ratings]
@@ -232,6 +233,7 @@ def check_multi_node(catalog: CatalogData, data_dir: Path) -> list[Problem]:
                     "offers",
                     "multi_node is 'yes' but no offer states its fabric",
                     Severity.WARNING,
+                    "fabric-unstated",
                 )
             )
     return problems

@@ -232,7 +232,9 @@ def load_launch(
     )
     for sid in sorted(set(res.by_id) - res.used):
         problems.append(
-            Problem(label, f"sources[{sid}]", "source is never cited", Severity.WARNING)
+            Problem(
+                label, f"sources[{sid}]", "source is never cited", Severity.WARNING, "unused-source"
+            )
         )
     if catalog is not None:
         problems.extend(check_launch(knowledge, catalog, label))
@@ -311,7 +313,7 @@ def check_launch(knowledge: LaunchKnowledge, catalog: CatalogData, label: str) -
         have = {t.provider for t in targets}
         for slug in sorted(needed - have):
             what = f"no [[{key}]] entry for {slug!r}, which sells multi-node clusters"
-            problems.append(Problem(label, key, what, Severity.WARNING))
+            problems.append(Problem(label, key, what, Severity.WARNING, "launch-target"))
     return problems
 
 

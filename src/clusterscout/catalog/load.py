@@ -341,7 +341,9 @@ def _provider(p: ProviderIn, label: str, problems: list[Problem]) -> Provider:
     )
     for sid in sorted(set(res.by_id) - res.used):
         problems.append(
-            Problem(label, f"sources[{sid}]", "source is never cited", Severity.WARNING)
+            Problem(
+                label, f"sources[{sid}]", "source is never cited", Severity.WARNING, "unused-source"
+            )
         )
     return Provider(
         slug=p.slug,
@@ -495,7 +497,9 @@ def load_ratings(
         )
     for sid in sorted(set(res.by_id) - res.used):
         problems.append(
-            Problem(label, f"sources[{sid}]", "source is never cited", Severity.WARNING)
+            Problem(
+                label, f"sources[{sid}]", "source is never cited", Severity.WARNING, "unused-source"
+            )
         )
     # Newest edition first, so pages show the current tier before older ones.
     return {

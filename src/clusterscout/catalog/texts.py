@@ -2,12 +2,13 @@
 
 These are the texts translated in ``data/locale`` (ADR 0011). Decided per field:
 
-- translated: provider ``multi_node.evidence``; every ``note`` that reaches a page or the API
-  (orchestration, provisioning, billing, storage, discounts, offers, prices, ratings,
-  published fabric measurements);
-  ``offers.topology.locality``; ``conflicts.topic`` and ``.note``; ``storage.products``;
-  ``provisioning.reserved_terms``; ``billing.minimum``; ``prices.term``; an offer ``name``
-  when it is descriptive (see :func:`is_descriptive`).
+- translated: the ``launch.toml`` note of a SkyPilot or dstack target that cannot launch
+  (pages show it as the reason); provider ``multi_node.evidence``; every ``note`` that
+  reaches a page or the API (orchestration, provisioning, billing, storage, discounts,
+  offers, prices, ratings, published fabric measurements); ``offers.topology.locality``;
+  ``conflicts.topic`` and ``.note``; ``storage.products``; ``provisioning.reserved_terms``;
+  ``billing.minimum``;
+  ``prices.term``; an offer ``name`` when it is descriptive (see :func:`is_descriptive`).
 - not translated: provider, GPU and fabric names, ids, URLs, regions, rating editions (names
   and codes); source titles and notes, GPU and fabric notes and calibration texts (curator
   notes that no page or API answer shows).
@@ -20,8 +21,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from clusterscout.catalog.launch_data import LAUNCH_FILE
 from clusterscout.catalog.load import RATINGS_FILE
 from clusterscout.domain.languages import SOURCE_LANGUAGE
+from clusterscout.domain.launch import LaunchKnowledge
 from clusterscout.domain.models import (
     Billing,
     CatalogData,
@@ -131,6 +134,19 @@ def catalog_texts(catalog: CatalogData) -> list[CatalogText]:
             if r.note:
                 path = f"ratings[{p.slug}/{r.rater}/{r.edition}].note"
                 out.append(CatalogText(RATINGS_FILE, path, r.note))
+    return out
+
+
+def launch_texts(knowledge: LaunchKnowledge) -> list[CatalogText]:
+    """The notes of SkyPilot and dstack targets that refuse a cluster: pages show them as the
+    reason a tool cannot launch it. Notes of targets that work only annotate the files."""
+    out: list[CatalogText] = []
+    for t in knowledge.skypilot:
+        if t.note and (t.cloud is None or not t.multi_node):
+            out.append(CatalogText(LAUNCH_FILE, f"skypilot[{t.provider}].note", t.note))
+    for d in knowledge.dstack:
+        if d.note and (d.backend is None or not d.multi_node):
+            out.append(CatalogText(LAUNCH_FILE, f"dstack[{d.provider}].note", d.note))
     return out
 
 

@@ -206,5 +206,5 @@ def translation_problems(
             n = len({t.text for t, _ in lacking})
             total = len({t.text for t in texts})
             what = f"{n} of {total} catalog texts have no usable {lang} translation yet"
-            problems.append(Problem(po_label, "", what, Severity.WARNING))
+            problems.append(Problem(po_label, "", what, Severity.WARNING, "untranslated"))
     return problems

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
 from clusterscout.app import coverage as coverage_service
 from clusterscout.app import database, offers, texts
@@ -20,7 +21,7 @@ from clusterscout.catalog.exports import (
     provider_row,
     to_csv,
 )
-from clusterscout.catalog.problems import Severity, has_errors
+from clusterscout.catalog.problems import Problem, Severity, has_errors, warning_summary
 from clusterscout.catalog.records import record_price
 from clusterscout.cli.options import (
     choice,
@@ -57,6 +58,7 @@ def validate(data_dir: Path | None, strict: bool) -> None:
         else ""
     )
     err.print(f"{summary}{errors} error(s), {warnings} warning(s)", highlight=False)
+    _print_warning_kinds(result.problems, None, err)
     if has_errors(result.problems) or (strict and warnings):
         raise click.exceptions.Exit(1)
 
@@ -80,6 +82,24 @@ def build_db(database_url: str | None, data_dir: Path | None) -> None:
         f"observations (data version {stats.data_version}; {len(problems)} warning(s))",
         highlight=False,
     )
+    listing = "clusterscout validate" + (f" {data_dir}" if data_dir else "")
+    _print_warning_kinds(problems, listing, out)
+
+
+def _print_warning_kinds(problems: list[Problem], listing: str | None, console: Console) -> None:
+    """Warnings counted by kind, with what each kind means for users; none blocks a build."""
+    groups = warning_summary(problems)
+    if not groups:
+        return
+    where = f"; `{listing}` lists each one" if listing else ""
+    console.print(f"warnings by kind (warnings never block a build{where}):", highlight=False)
+    width = max(len(g.label) for g in groups)
+    for g in groups:
+        console.print(
+            f"  {g.count:>4}  {g.label:<{width}}  {g.meaning}: {g.matters}",
+            highlight=False,
+            markup=False,
+        )
 
 
 @click.command("catalog-texts")

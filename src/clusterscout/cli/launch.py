@@ -29,7 +29,7 @@ from clusterscout.cli.output import Column, err, out, print_json, print_table
 from clusterscout.domain.models import Offer
 from clusterscout.launch.request import LaunchFile, LaunchFormat
 from clusterscout.launch.snippet import SnippetError, catalog_snippet
-from clusterscout.launch.verdict import human_bytes
+from clusterscout.launch.verdict import Comparison, human_bytes
 from clusterscout.model.planner.results import PlanOption
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -174,6 +174,13 @@ _COLUMNS = (
 )
 
 
+def _layout(c: Comparison) -> str:
+    """``8`` for full nodes, ``4 of 8`` for a run on part of each node."""
+    if c.ranks_per_node < c.gpus_per_node:
+        return f"{c.ranks_per_node} of {c.gpus_per_node}"
+    return str(c.gpus_per_node)
+
+
 @click.command("ingest-nccl-tests")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--offer", "offer_id", required=True, metavar="OFFER_ID", help="Offer it ran on.")
@@ -222,7 +229,7 @@ def ingest_nccl_tests(
         c = r.comparison
         version = f", NCCL {r.log.nccl_version}" if r.log.nccl_version else ""
         console.print(
-            f"{r.log.name}: {c.op} on {c.nodes} × {c.gpus_per_node} GPUs of {c.offer.id}{version}",
+            f"{r.log.name}: {c.op} on {c.nodes} × {_layout(c)} GPUs of {c.offer.id}{version}",
             highlight=False,
             markup=False,
         )

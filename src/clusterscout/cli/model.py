@@ -415,11 +415,12 @@ def print_plan(result: PlanResult, limit: int) -> None:
             if v.one_node_fits and v.one_node_time_hours is not None
             else "does not fit one node"
         )
-        timely = (
-            f"{v.nodes_for_deadline} node(s) meet the deadline"
-            if v.nodes_for_deadline is not None
-            else "no offer meets the deadline"
-        )
+        if v.nodes_for_deadline is not None:
+            timely = f"{v.nodes_for_deadline} node(s) meet the deadline"
+        elif not v.priced:
+            timely = "no priced offer of this GPU"
+        else:
+            timely = "no offer meets the deadline"
         prior = "" if v.calibrated else "; not calibrated (prior)"
         out.print(
             f"  {v.gpu}: min {v.min_gpus_to_fit} GPUs; {one}; {timely}{prior}", highlight=False

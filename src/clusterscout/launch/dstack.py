@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from clusterscout.domain.launch import LaunchKnowledge
-from clusterscout.launch.request import LaunchFile, LaunchRequest, UnsupportedError
+from clusterscout.domain.messages import N_
+from clusterscout.launch.request import LaunchFile, LaunchRequest, UnsupportedError, Why
 from clusterscout.launch.script import (
     environment_lines,
     layout_lines,
@@ -32,17 +33,20 @@ def dstack_files(knowledge: LaunchKnowledge, request: LaunchRequest) -> tuple[La
     """
     offer = request.offer
     target = knowledge.dstack_target(offer.provider)
+    where = (("provider", offer.provider),)
     if target is None:
-        raise UnsupportedError(f"data/launch.toml says nothing about dstack and {offer.provider}")
+        msg = N_("data/launch.toml says nothing about dstack and {provider}")
+        raise UnsupportedError(Why(msg, where))
     if target.backend is None:
-        raise UnsupportedError(f"dstack cannot target {offer.provider}: {target.note}")
+        raise UnsupportedError(Why(N_("dstack cannot target {provider}"), where, target.note))
     if request.nodes > 1 and not target.multi_node:
-        msg = f"dstack cannot provision a {offer.provider} cluster: {target.note}"
-        raise UnsupportedError(msg)
+        msg = N_("dstack cannot provision a {provider} cluster")
+        raise UnsupportedError(Why(msg, where, target.note))
     gpus = request.gpus_per_node
     gpu = knowledge.dstack_gpu(offer.gpu)
     if gpu is None:
-        raise UnsupportedError(f"no dstack GPU name is recorded for {offer.gpu}")
+        msg = N_("no dstack GPU name is recorded for {gpu}")
+        raise UnsupportedError(Why(msg, (("gpu", offer.gpu),)))
     fleet_name = f"{request.name}-fleet"
     source_urls = ", ".join(s.url for s in (*target.sources, *gpu.sources))
     header = [

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from clusterscout.domain.launch import LaunchKnowledge
+from clusterscout.domain.messages import N_
 from clusterscout.launch.dstack import dstack_files
-from clusterscout.launch.request import LaunchFile, LaunchFormat, LaunchRequest, UnsupportedError
+from clusterscout.launch.request import (
+    LaunchFile,
+    LaunchFormat,
+    LaunchRequest,
+    UnsupportedError,
+    Why,
+)
 from clusterscout.launch.skypilot import skypilot_task
 from clusterscout.launch.slurm import slurm_script
 
@@ -18,8 +25,8 @@ def launch_files(
         UnsupportedError: with the reason the tool cannot target the offer.
     """
     if request.offer.fabric is None:
-        msg = f"the catalog does not state the fabric of {request.offer.id}, so no NCCL settings"
-        raise UnsupportedError(msg)
+        msg = N_("the catalog does not state the fabric of {offer}, so no NCCL settings")
+        raise UnsupportedError(Why(msg, (("offer", request.offer.id),)))
     if fmt is LaunchFormat.SKYPILOT:
         return (skypilot_task(knowledge, request),)
     if fmt is LaunchFormat.DSTACK:

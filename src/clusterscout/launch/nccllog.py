@@ -81,6 +81,9 @@ class NcclLog:
     nodes: int | None
     hosts: tuple[str, ...]
     devices: tuple[str, ...]
+    ranks_per_node: tuple[int, ...]
+    """Ranks on each host in ``hosts`` order, from the device lines (empty when they are
+    incomplete): ``(4, 4)`` for a two-node run with ``-g 4`` on 8-GPU nodes."""
     nccl_version: str | None
     avg_busbw_gbs: float | None
     source_url: str | None
@@ -155,6 +158,7 @@ class _State:
     max_bytes: int | None = None
     max_rank: int | None = None
     hosts: list[str] = field(default_factory=list)
+    host_ranks: dict[str, set[int]] = field(default_factory=dict)
     device_lines: int = 0
     devices: list[str] = field(default_factory=list)
     version: str | None = None
@@ -203,6 +207,7 @@ def parse_nccl_log(text: str, name: str = "log", op: str | None = None) -> NcclL
             st.device_lines += 1
             if host not in st.hosts:
                 st.hosts.append(host)
+            st.host_ranks.setdefault(host, set()).add(rank)
             if device not in st.devices:
                 st.devices.append(device)
         elif m := _AVG.search(line):
@@ -257,6 +262,8 @@ def parse_nccl_log(text: str, name: str = "log", op: str | None = None) -> NcclL
     if st.max_bytes is not None and rows[-1].size_bytes > st.max_bytes:
         warnings.append(f"{name}: rows go past the run's maxBytes ({st.max_bytes}); edited log?")
     ranks = st.max_rank + 1 if st.max_rank is not None else None
+    # Hosts count nodes only when every rank's device line is there (excerpts drop some).
+    every_rank = ranks is not None and st.device_lines == ranks
     if op is not None:
         chosen, op_from = op, "given"
     elif st.banner_op in OPS:
@@ -272,10 +279,10 @@ def parse_nccl_log(text: str, name: str = "log", op: str | None = None) -> NcclL
         op_from=op_from,
         rows=tuple(rows),
         ranks=ranks,
-        # Hosts count nodes only when every rank's device line is there (excerpts drop some).
-        nodes=len(st.hosts) if ranks is not None and st.device_lines == ranks else None,
+        nodes=len(st.hosts) if every_rank else None,
         hosts=tuple(st.hosts),
         devices=tuple(st.devices),
+        ranks_per_node=tuple(len(st.host_ranks[h]) for h in st.hosts) if every_rank else (),
         nccl_version=st.version,
         avg_busbw_gbs=st.avg,
         source_url=st.source_url,

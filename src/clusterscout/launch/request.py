@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from clusterscout.domain.messages import N_
 from clusterscout.domain.models import Offer
 from clusterscout.model.planner.results import Layout
 
@@ -18,12 +19,31 @@ class LaunchFormat(StrEnum):
     SLURM = "slurm"
 
 
+@dataclass(frozen=True, slots=True)
+class Why:
+    """Why a tool cannot target an offer, in parts a page can show in its own language.
+
+    ``message`` is an English sentence with ``{named}`` fields and a message id (marked with
+    ``N_``); ``note`` is the curator's note from ``data/launch.toml`` (a catalog text with
+    its own translations). ``str()`` gives the English reason the CLI and API print.
+    """
+
+    message: str
+    fields: tuple[tuple[str, str], ...] = ()
+    note: str | None = None
+
+    def __str__(self) -> str:
+        text = self.message.format(**dict(self.fields))
+        return f"{text}: {self.note}" if self.note else text
+
+
 class UnsupportedError(Exception):
     """The tool cannot target this offer; ``reason`` says why in one sentence."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, why: Why) -> None:
+        super().__init__(str(why))
+        self.why = why
+        self.reason = str(why)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +100,11 @@ class LaunchRequest:
             UnsupportedError: when the catalog does not know it (we never guess a count).
         """
         if self.offer.gpus_per_node is None:
-            msg = (
-                f"the catalog does not state how many GPUs a {self.offer.id} node has, "
+            msg = N_(
+                "the catalog does not state how many GPUs a {offer} node has, "
                 "so no launch file can request them"
             )
-            raise UnsupportedError(msg)
+            raise UnsupportedError(Why(msg, (("offer", self.offer.id),)))
         return self.offer.gpus_per_node
 
     @property
@@ -110,6 +130,8 @@ class FormatResult:
     format: str
     files: tuple[LaunchFile, ...] = ()
     reason: str | None = None
+    why: Why | None = None
+    """``reason`` in parts, for pages that translate it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from clusterscout.domain.launch import LaunchKnowledge
-from clusterscout.launch.request import LaunchFile, LaunchRequest, UnsupportedError
+from clusterscout.domain.messages import N_
+from clusterscout.launch.request import LaunchFile, LaunchRequest, UnsupportedError, Why
 from clusterscout.launch.script import (
     environment_lines,
     layout_lines,
@@ -29,23 +30,24 @@ def skypilot_task(knowledge: LaunchKnowledge, request: LaunchRequest) -> LaunchF
     """
     offer = request.offer
     target = knowledge.skypilot_target(offer.provider)
+    where = (("provider", offer.provider),)
     if target is None:
-        msg = f"data/launch.toml says nothing about SkyPilot and {offer.provider}"
-        raise UnsupportedError(msg)
+        msg = N_("data/launch.toml says nothing about SkyPilot and {provider}")
+        raise UnsupportedError(Why(msg, where))
     if target.cloud is None:
-        raise UnsupportedError(f"SkyPilot cannot target {offer.provider}: {target.note}")
+        msg = N_("SkyPilot cannot target {provider}")
+        raise UnsupportedError(Why(msg, where, target.note))
     if request.nodes > 1 and not target.multi_node:
-        raise UnsupportedError(
-            f"SkyPilot cannot start a multi-node {offer.provider} cluster: {target.note}"
-        )
+        msg = N_("SkyPilot cannot start a multi-node {provider} cluster")
+        raise UnsupportedError(Why(msg, where, target.note))
     gpus = request.gpus_per_node
     accelerator = knowledge.skypilot_accelerator(offer)
     if accelerator is None or target.cloud not in accelerator.clouds:
-        msg = (
-            f"SkyPilot's catalog does not list {offer.gpu} on its {target.cloud} cloud, "
+        msg = N_(
+            "SkyPilot's catalog does not list {gpu} on its {cloud} cloud, "
             "so it would find no instance to start"
         )
-        raise UnsupportedError(msg)
+        raise UnsupportedError(Why(msg, (("gpu", offer.gpu), ("cloud", target.cloud))))
     tier = target.best_tier_for(offer.gpu, gpus)
     header = [
         f"# SkyPilot {SKYPILOT_VERSION} task for {offer.id} ({offer.gpu}), {request.nodes} nodes.",

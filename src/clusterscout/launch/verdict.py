@@ -18,8 +18,9 @@ from clusterscout.domain.gpus import GpuIndex
 from clusterscout.domain.models import FabricKind, GpuSpec, Offer
 from clusterscout.launch.nccllog import NcclLog
 from clusterscout.model.calibration import Calibration
-from clusterscout.model.collectives import CollectiveResult
-from clusterscout.model.estimate import estimate
+from clusterscout.model.collectives import collective
+from clusterscout.model.estimate import cluster_spec
+from clusterscout.model.inputs import CollectiveWorkload
 from clusterscout.model.scenario import parse_scenario
 
 REFERENCE_BYTES = 2**30
@@ -83,6 +84,8 @@ class Comparison:
     op: str
     nodes: int
     gpus_per_node: int
+    ranks_per_node: int
+    """GPUs of each node the run used; fewer than ``gpus_per_node`` for a subset run."""
     points: tuple[SizePoint, ...]
     reference: SizePoint
     status: str
@@ -95,6 +98,7 @@ class Comparison:
             "op": self.op,
             "nodes": self.nodes,
             "gpus_per_node": self.gpus_per_node,
+            "ranks_per_node": self.ranks_per_node,
             "status": self.status,
             "verdict": self.verdict,
             "reference_bytes": self.reference.size_bytes,
@@ -118,7 +122,12 @@ def human_bytes(size: int) -> str:
     return f"{size} B"
 
 
-def _shape(log: NcclLog, offer: Offer, nodes: int | None) -> tuple[int, int]:
+def _shape(log: NcclLog, offer: Offer, nodes: int | None) -> tuple[int, int, int]:
+    """Nodes, GPUs per node of the offer, and ranks per node of the run.
+
+    The run may use part of each node (``-g 4`` on 8-GPU nodes): the ranks per node come
+    from the device lines (ranks on each host), else from the ranks over the node count.
+    """
     gpn = offer.gpus_per_node
     nodes = nodes or log.nodes
     if nodes is None and log.ranks is not None and gpn:
@@ -129,10 +138,27 @@ def _shape(log: NcclLog, offer: Offer, nodes: int | None) -> tuple[int, int]:
     if gpn is None:
         msg = f"the catalog does not state GPUs per node for {offer.id}"
         raise ComparisonError(msg)
-    if log.ranks is not None and log.ranks != nodes * gpn:
-        msg = f"{log.name}: {log.ranks} ranks do not fill {nodes} nodes of {gpn} GPUs ({offer.id})"
+    if log.nodes is not None and log.nodes != nodes:
+        msg = f"{log.name}: the device lines show {log.nodes} nodes, not {nodes}"
         raise ComparisonError(msg)
-    return nodes, gpn
+    if log.ranks is None:
+        return nodes, gpn, gpn  # no device lines at all: nothing says the nodes were not full
+    if len(set(log.ranks_per_node)) > 1:
+        spread = " + ".join(str(n) for n in log.ranks_per_node)
+        msg = f"{log.name}: ranks are spread unevenly over the nodes ({spread}); the model "
+        msg += "predicts the same number of GPUs on every node"
+        raise ComparisonError(msg)
+    if log.ranks % nodes:
+        msg = f"{log.name}: {log.ranks} ranks do not split evenly over {nodes} nodes"
+        raise ComparisonError(msg)
+    per_node = log.ranks // nodes
+    if per_node > gpn:
+        msg = (
+            f"{log.name}: {log.ranks} ranks on {nodes} nodes is {per_node} per node, "
+            f"but {offer.id} has {gpn} GPUs per node"
+        )
+        raise ComparisonError(msg)
+    return nodes, gpn, per_node
 
 
 def _reference(points: Sequence[SizePoint]) -> SizePoint:
@@ -159,7 +185,7 @@ def compare(
         raise ComparisonError(
             f"the model does not predict {log.op} (it does {', '.join(MODEL_OPS)})"
         )
-    nodes, gpn = _shape(log, offer, nodes)
+    nodes, gpn, per_node = _shape(log, offer, nodes)
     try:
         gpu = GpuIndex.of(gpus).require(offer.gpu, "cluster.gpu")
     except InputError as exc:
@@ -183,16 +209,20 @@ def compare(
                 "workload": {"kind": "collective", "op": log.op, "message_bytes": row.size_bytes},
             }
         )
-        result = estimate(scenario, gpu, calibration).result
-        if not isinstance(result, CollectiveResult):  # a collective scenario always gives one
+        spec = cluster_spec(scenario.cluster, gpu)
+        work = scenario.workload
+        if not isinstance(work, CollectiveWorkload):  # a collective scenario always gives one
             raise ComparisonError(f"the model gave no collective estimate for {log.op}")
-        predicted = result.busbw_gbs
+        # The model's own subset rule: each node's share of its NICs follows its ranks.
+        predicted = collective(spec, work, calibration, per_node).busbw_gbs
         points.append(SizePoint(row.size_bytes, row.busbw_gbs, predicted))
     if not points:
         raise ComparisonError(f"{log.name}: every row has zero bus bandwidth")
     ref = _reference(points)
     status, verdict = _verdict(ref, offer.fabric)
-    return Comparison(offer, log.op, nodes, gpn, tuple(points), ref, status, verdict)
+    if per_node < gpn:
+        verdict = f"{verdict} (measured on {per_node} of the {gpn} GPUs of each node)"
+    return Comparison(offer, log.op, nodes, gpn, per_node, tuple(points), ref, status, verdict)
 
 
 def _verdict(ref: SizePoint, fabric: FabricKind) -> tuple[str, str]:
@@ -218,7 +248,16 @@ def measurement_records(log: NcclLog, comparison: Comparison, source: str) -> li
     public page when it has one (``source_url`` then), else whatever names the run.
     """
     offer = comparison.offer
-    base = _SLUG.sub("-", f"{offer.id}-{log.op}-{comparison.nodes}n").strip("-")
+    c = comparison
+    base = _SLUG.sub("-", f"{offer.id}-{log.op}-{c.nodes}n").strip("-")
+    gbps = offer.per_node_gbps or 0.0
+    note = f"the catalog's {offer.id}: {gbps:g} Gb/s per node"
+    if c.ranks_per_node < c.gpus_per_node:
+        # The run used part of each node: record the cluster it ran on, with the NIC share
+        # the model gives those GPUs (one NIC per GPU), so check-model predicts the same.
+        base = f"{base}-{c.ranks_per_node}of{c.gpus_per_node}"
+        gbps = gbps * c.ranks_per_node / c.gpus_per_node
+        note += f"; {c.ranks_per_node} of its {c.gpus_per_node} GPUs per node ran"
     version = f"; NCCL {log.nccl_version}" if log.nccl_version else ""
     url = source if source.startswith("https://") else None
     return [
@@ -232,16 +271,16 @@ def measurement_records(log: NcclLog, comparison: Comparison, source: str) -> li
             "where": None,
             "series": base,  # the sizes of one run form a series
             "gpu": offer.gpu,
-            "gpus_per_node": comparison.gpus_per_node,
-            "nodes": comparison.nodes,
+            "gpus_per_node": c.ranks_per_node,
+            "nodes": c.nodes,
             "fabric": offer.fabric.value if offer.fabric else None,
-            "per_node_gbps": offer.per_node_gbps,
-            "fabric_note": f"the catalog's {offer.id}: {offer.per_node_gbps:g} Gb/s per node",
+            "per_node_gbps": gbps,
+            "fabric_note": note,
             "workload": {
                 "type": "collective",
                 "op": log.op,
                 "tool": f"nccl-tests {log.op}_perf",
-                "gpus": comparison.nodes * comparison.gpus_per_node,
+                "gpus": c.nodes * c.ranks_per_node,
                 "message_bytes": p.size_bytes,
                 "algorithm": None,
             },

@@ -282,19 +282,24 @@ def p2p_time_s(
 
 
 def collective(
-    cluster: ClusterSpec, workload: CollectiveWorkload, calibration: Calibration
+    cluster: ClusterSpec,
+    workload: CollectiveWorkload,
+    calibration: Calibration,
+    ranks_per_node: int | None = None,
 ) -> CollectiveResult:
-    """One collective over every GPU of the cluster, reported like nccl-tests.
+    """One collective over every GPU of the cluster (or ``ranks_per_node`` of each node's
+    GPUs, as nccl-tests run with ``-g 4`` on 8-GPU nodes), reported like nccl-tests.
 
-    Formula: ``t`` from ``group_time_s`` with all GPUs of each node in the group;
+    Formula: ``t`` from ``group_time_s`` with those GPUs of each node in the group;
     ``algbw = S/t``; ``busbw = algbw * f(n)``.
     """
-    ranks = cluster.gpus
+    per_node = ranks_per_node or cluster.gpus_per_node
+    ranks = per_node * cluster.nodes
     t = group_time_s(
         cluster,
         workload.op,
         workload.message_bytes,
-        cluster.gpus_per_node,
+        per_node,
         cluster.nodes,
         calibration,
         workload.algorithm,

@@ -13,7 +13,7 @@ from clusterscout.app.nccl import PublishedResult, published_results
 from clusterscout.catalog.calibration import CalibrationError
 from clusterscout.domain.messages import N_
 from clusterscout.domain.models import Offer
-from clusterscout.launch.request import TrainingLayout
+from clusterscout.launch.request import TrainingLayout, Why
 from clusterscout.launch.verdict import human_bytes
 from clusterscout.model.planner.results import PlanOption
 from clusterscout.web.cells import FABRIC_LABELS
@@ -45,11 +45,15 @@ class FileLink:
 
 @dataclass(frozen=True, slots=True)
 class ToolCell:
-    """One tool's files, or its reason (in English, from the data) when there are none."""
+    """One tool's files, or its reason when there are none: a sentence in the page's
+    language and the curator's note from ``launch.toml`` (translated when the catalog has
+    it; ``note_lang`` says which language it is in)."""
 
     tool: str
     links: tuple[FileLink, ...]
     reason: str | None
+    note: str | None = None
+    note_lang: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +68,18 @@ class LaunchRow:
     tools: tuple[ToolCell, ...]
 
 
-def _cell(fmt: Formatter, result: LaunchFormatOut) -> ToolCell:
+def _cell(fmt: Formatter, result: LaunchFormatOut, why: Why | None) -> ToolCell:
     links = tuple(
         FileLink(fmt.gettext(FILE_LABELS[f.kind]), f.download, f.filename) for f in result.files
     )
-    return ToolCell(TOOL_NAMES[result.format], links, result.reason)
+    tool = TOOL_NAMES[result.format]
+    if why is None:
+        return ToolCell(tool, links, result.reason)
+    sentence = fmt.gettext(why.message).format(**dict(why.fields))
+    if why.note is None:
+        return ToolCell(tool, links, sentence)
+    note = fmt.catalog.text(why.note)
+    return ToolCell(tool, links, sentence, note, fmt.catalog.lang_of(note))
 
 
 def _row(
@@ -82,10 +93,13 @@ def _row(
     layout_label: str | None = None,
 ) -> LaunchRow:
     """``name`` leads the title: the localized offer name, or the provider's on the plan page."""
-    answer = launch_out(launching.launch(data, offer, nodes, layout=layout))
+    raw = launching.launch(data, offer, nodes, layout=layout)
+    answer = launch_out(raw)
+    whys = [r.why for r in (*raw.formats, raw.check)]
     fabric = FABRIC_LABELS.get(offer.fabric.value, "") if offer.fabric else ""
     title = " · ".join(p for p in (name, offer.gpu, fabric) if p)
-    tools = tuple(_cell(fmt, r) for r in (*answer.formats, answer.check))
+    results = (*answer.formats, answer.check)
+    tools = tuple(_cell(fmt, r, w) for r, w in zip(results, whys, strict=True))
     href = f"/{fmt.lang}/providers/{offer.provider}/#offer-{offer.id}"
     return LaunchRow(anchor, title, href, fmt.number(nodes), layout_label, tools)
 

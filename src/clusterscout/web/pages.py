@@ -30,7 +30,7 @@ from clusterscout.web.cells import MULTI_NODE_LABELS
 from clusterscout.web.i18n import Formatter, negotiate
 from clusterscout.web.pages_common import Lang, base_context, known_lang, render_html
 from clusterscout.web.runtime import reading, reads_local_db, snapshot_of, state_of
-from clusterscout.web.scorecard import CompareSection, compare_sections, scorecard
+from clusterscout.web.scorecard import CompareSection, compare_sections, scorecard, thin_claim
 from clusterscout.web.viewmodels import OfferRow, offer_rows
 
 router = APIRouter(include_in_schema=False)
@@ -138,19 +138,34 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
     fmt = st.formatter(snapshot_of(request), lang)
     record, views = fmt.catalog.localize(record), fmt.catalog.localize(views)
     ctx = base_context(request, lang, f"providers/{slug}/", section="providers")
+    dimensions = scorecard(fmt, record)
+    known = sum(d.known for d in dimensions)
+    total = sum(len(d.facts) for d in dimensions)
+    priced = [v is not None and bool(v["observations"]) for v in views]
     ctx.update(
         provider=record,
         multi_node_text=fmt.gettext(MULTI_NODE_LABELS.get(record["multi_node"], "unknown")),
-        dimensions=scorecard(fmt, record),
+        facts_known=fmt.gettext("Checklist facts known: %(known)s of %(total)s.")
+        % {"known": fmt.number(known), "total": fmt.number(total)},
+        thin_evidence=thin_claim(record["multi_node"], known, total),
+        dimensions=dimensions,
         ratings=ratings_view.rating_rows(fmt, record, editions),
         rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
         measured=fabric_view.measured_rows(fmt, record["offers"]),
         launch_offers=launch_view.provider_offers(fmt, st, snapshot_of(request), record["offers"]),
+        # No chart without an observation: an empty axis says nothing and reads as data.
         histories=[
             price_history.offer_history(fmt, slug, o, v)
-            for o, v in zip(record["offers"], views, strict=True)
-            if v is not None
+            for o, v, p in zip(record["offers"], views, priced, strict=True)
+            if v is not None and p
         ],
+        unpriced=fmt.join(
+            [
+                str(o.get("name") or o["id"])
+                for o, p in zip(record["offers"], priced, strict=True)
+                if not p
+            ]
+        ),
         json_href=f"/api/v1/providers/{slug}",
         org_jsonld=seo.script_json(
             seo.organization(

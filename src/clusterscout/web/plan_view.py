@@ -430,13 +430,20 @@ def gpu_rows(fmt: Formatter, verdicts: Sequence[GpuVerdict]) -> list[GpuRow]:
                 one_node_time=duration(fmt, v.one_node_time_hours)
                 if v.one_node_fits
                 else fmt.gettext("does not fit"),
-                nodes_for_deadline=fmt.number(v.nodes_for_deadline)
-                if v.nodes_for_deadline is not None
-                else fmt.gettext("none within the node limit"),
+                nodes_for_deadline=_nodes_for_deadline(fmt, v),
                 calibrated=v.calibrated,
             )
         )
     return rows
+
+
+def _nodes_for_deadline(fmt: Formatter, v: GpuVerdict) -> str:
+    if v.nodes_for_deadline is not None:
+        return fmt.number(v.nodes_for_deadline)
+    if not v.priced:
+        # The real reason: nothing to cost, whatever the deadline (not a slow GPU).
+        return fmt.gettext("no priced offer of this GPU")
+    return fmt.gettext("none within the node limit")
 
 
 def _names(fmt: Formatter, names: Sequence[str]) -> str:

@@ -727,9 +727,13 @@ class GpuVerdictOut(_Out):
     one_node_layout: LayoutOut | None
     nodes_for_deadline: int | None = Field(
         description="fewest nodes of a priced offer of this GPU that finish within the "
-        "deadline; null when none does within the node limit"
+        "deadline; null when none does within the node limit, or when no offer of this GPU "
+        "has a price (then priced is false)"
     )
     calibrated: bool = Field(description=_CALIBRATED_DOC)
+    priced: bool = Field(
+        default=True, description="whether any offer of this GPU has a price to plan with"
+    )
 
 
 class ModelShapeOut(_Out):
@@ -1096,6 +1100,7 @@ def _verdict(v: GpuVerdict) -> GpuVerdictOut:
         one_node_layout=_layout(v.one_node_layout) if v.one_node_layout else None,
         nodes_for_deadline=v.nodes_for_deadline,
         calibrated=v.calibrated,
+        priced=v.priced,
     )
 
 

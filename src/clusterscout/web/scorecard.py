@@ -256,3 +256,17 @@ def compare_sections(fmt: Formatter, providers: Sequence[Record]) -> list[Compar
         )
         sections.append(CompareSection(key, dims[0].title, rows, tuple(d.summary for d in dims)))
     return sections
+
+
+THIN_SHARE = 4
+"""A multi-node "yes" with fewer than a quarter of the checklist facts known is flagged."""
+
+
+def thin_claim(multi_node: str, known: int, total: int) -> bool:
+    """True when a provider says "yes" to multi-node but the checklist knows too little to
+    back it: such a "yes" should not read as a vetted answer.
+
+    >>> thin_claim("yes", 0, 20), thin_claim("yes", 5, 20), thin_claim("no", 0, 20)
+    (True, False, False)
+    """
+    return multi_node == "yes" and known * THIN_SHARE < total

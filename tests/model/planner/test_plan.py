@@ -505,3 +505,18 @@ def test_the_search_tries_larger_micro_batches_only_where_they_fit(cal: Calibrat
     # every larger micro-batch tried still fits; less memory leaves fewer of them
     assert all(w.micro_batch == 1 or total_gib(w) <= 30.0 * 0.9 for w in tight)
     assert sum(w.micro_batch > 1 for w in tight) < sum(w.micro_batch > 1 for w in roomy)
+
+
+def test_a_gpu_without_a_priced_offer_says_so_instead_of_missing_the_deadline(
+    cal: Calibration,
+) -> None:
+    # Only unpriced H100 offers: one node would hold 7B and finish, but nothing can be costed.
+    unpriced = [offer("h100-noprice", price=None), offer("b200-ib", gpu="B200", price=5.0)]
+    result = plan(PlanRequest(preset="7B", tokens=1e10), unpriced, GPUS, cal)
+    h100 = next(v for v in result.per_gpu if v.gpu == "H100-SXM-80GB")
+    b200 = next(v for v in result.per_gpu if v.gpu.startswith("B200"))
+    assert h100.one_node_fits and h100.nodes_for_deadline is None
+    assert h100.priced is False
+    assert b200.priced is True and b200.nodes_for_deadline is not None
+    by_gpu = {v["gpu"]: v for v in plan_json(result)["per_gpu"]}
+    assert by_gpu["H100-SXM-80GB"]["priced"] is False

@@ -258,11 +258,14 @@ def plan(
     on_request: list[PlanOption] = []
     excluded: list[Exclusion] = []
     timely_nodes: dict[str, int] = {}
+    priced: set[str] = set()
     for offer in offers:
         gpu = choice.index.spec(offer.gpu)
         if choice.excludes(gpu):
             continue
         reason = _unusable(offer, gpu, job)
+        if gpu is not None and offer.usd_per_gpu_hour is not None:
+            priced.add(gpu.name)
         if reason is not None or gpu is None:
             excluded.append(Exclusion(offer, reason or ExclusionReason.UNKNOWN_GPU))
             continue
@@ -281,7 +284,10 @@ def plan(
             excluded.append(Exclusion(offer, chosen))
             continue
         (on_request if unpriced else options).extend(chosen)
-    verdicts = tuple(replace(v, nodes_for_deadline=timely_nodes.get(v.gpu)) for v in verdicts)
+    verdicts = tuple(
+        replace(v, nodes_for_deadline=timely_nodes.get(v.gpu), priced=v.gpu in priced)
+        for v in verdicts
+    )
     one_node_ok = [
         v
         for v in verdicts

@@ -137,6 +137,9 @@ class GpuVerdict:
     calibrated: bool = True
     """False when the GPU's family has fewer than five fitted measurements: its speed rests on a
     prior (``Calibration.family_for``), and every answer says so."""
+    priced: bool = True
+    """False when no offer of this GPU has a price: then no node count can be costed, which
+    is why ``nodes_for_deadline`` is None, not the deadline."""
 
 
 @dataclass(frozen=True, slots=True)
