@@ -198,6 +198,8 @@ class Field:
 
 
 _OFFERS: Final = frozenset({Use.OFFER_FILTER})
+MAX_DEADLINE_DAYS: Final = 3650.0
+"""Ten years: a longer deadline is a typing slip, not a plan."""
 _BOTH: Final = frozenset({Use.OFFER_FILTER, Use.PLAN_FILTER})
 _PLAN: Final = frozenset({Use.PLAN_INPUT})
 
@@ -468,6 +470,20 @@ FIELDS: Final[tuple[Field, ...]] = (
             FormSection.LIMITS,
             Widget.NUMBER,
             advice=N_("Enter a deadline in hours greater than 0."),
+        ),
+    ),
+    Field(
+        "deadline_days",
+        Kind.NUMBER,
+        N_("The deadline in days instead of hours (a week is 7); give one of the two."),
+        N_("Deadline (days)"),
+        _PLAN,
+        minimum=0,
+        maximum=MAX_DEADLINE_DAYS,
+        form=FormField(
+            FormSection.LIMITS,
+            Widget.NUMBER,
+            advice=N_("Enter a deadline in days greater than 0 (for weeks, multiply by 7)."),
         ),
     ),
     Field(

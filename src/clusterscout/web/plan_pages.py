@@ -148,6 +148,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
         elif result is not None:
             providers = st.providers(snapshot_of(request))
             title, text = plan_view.verdict(fmt, result)
+            launch_rows = launch_view.plan_rows(fmt, st, result.options, providers)
             ctx.update(
                 result=result,
                 verdict_title=title,
@@ -155,7 +156,8 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 memory=plan_view.memory_facts(fmt, result),
                 gpu_rows=plan_view.gpu_rows(fmt, result.per_gpu),
                 options=plan_view.option_rows(fmt, result.options, providers, result.steps),
-                launch_rows=launch_view.plan_rows(fmt, st, result.options, providers),
+                launch_rows=launch_rows,
+                launch_anchors={r.anchor for r in launch_rows},
                 excluded=plan_view.excluded_rows(fmt, result.excluded, providers),
                 assumptions=plan_view.assumption_texts(fmt, result),
                 error_band=fmt.percent(result.error_band_pct / 100),

@@ -106,6 +106,10 @@ class OptionRow:
     rank_by_time: int
     batch_note: str = ""
     calibrated: bool = True
+    offer_id: str = ""
+    node_count: int = 0
+    launch_href: str = ""
+    """The offer's launch files on its provider page, written for this option's node count."""
 
 
 def batch_note(fmt: Formatter, option: PlanOption, job_steps: int) -> str:
@@ -145,6 +149,10 @@ def option_rows(
                 rank_by_cost=o.rank_by_cost,
                 rank_by_time=o.rank_by_time,
                 calibrated=o.calibrated,
+                offer_id=o.offer.offer_id,
+                node_count=o.nodes,
+                launch_href=f"/{fmt.lang}/providers/{o.offer.provider}/?nodes={o.nodes}"
+                f"#launch-{o.offer.offer_id}",
             )
         )
     return rows
