@@ -44,14 +44,14 @@ def test_build_stores_translations_and_a_rebuild_replaces_them(
     assert found["de"].text("Reserved RoCE clusters by quote.") == (
         "Reservierte RoCE-Cluster auf Anfrage."
     )
-    assert len(found["pt"].table) == 11
+    assert len(found["pt"].table) == 12
     _set(catalog_copy, "fr", "1 year", "un an")
     build(fresh_engine, catalog_copy)
     with fresh_engine.connect() as conn:
         again = texts.translations(conn)
     assert again["fr"].text("1 year") == "un an"
     assert again["pt"].table == found["pt"].table
-    assert sum(len(t.table) for t in again.values()) == 4 * 11
+    assert sum(len(t.table) for t in again.values()) == 4 * 12
 
 
 def test_validate_reports_a_removed_translation(

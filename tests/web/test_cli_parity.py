@@ -64,6 +64,7 @@ CUSTOM: dict[str, Any] = {
     "include_unknown": ["region"],
     "job": "lora",
     "lora_rank": 8,
+    "deadline_days": 30,
 }
 """The other way to name a job: a parameter count and optimizer steps (a LoRA fine-tune)."""
 SERVING: dict[str, Any] = {
