@@ -16,6 +16,8 @@ PAGES = {
     "provider": "/{lang}/providers/alpha/",
     "compare": "/{lang}/compare/?p=alpha&p=beta",
     "plan": "/{lang}/plan/?max_nodes=64&model=7B&precision=bf16&tokens=1e11",
+    "directory": "/{lang}/providers/",
+    "compare-offers": "/{lang}/compare/offers/?o=alpha-h100-ib&o=beta-mi300x-roce&nodes=4",
 }
 WIDTHS = {"desktop": (1366, 900), "phone": (390, 844)}
 
