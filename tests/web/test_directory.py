@@ -59,6 +59,7 @@ def test_directory_is_in_the_navigation(client: TestClient) -> None:
         ("", ["alpha", "beta", "gamma"]),
         ("?multi_node=yes&multi_node=no", ["alpha", "beta", "gamma"]),
         ("?multi_node=false", ["gamma"]),
+        ("?multi_node=no,unknown", ["gamma"]),
         ("?fabric=roce", ["beta"]),
         ("?nccl=true", ["alpha"]),
         ("?nccl=false", ["beta"]),

@@ -44,10 +44,11 @@ class Directory:
 
 
 def parse_multi_node(values: Sequence[str]) -> tuple[MultiNode, ...]:
-    """``yes``, ``no`` or ``unknown`` (repeatable: alternatives); true/false read as yes/no."""
-    aliases = {"true": "yes", "false": "no", "1": "yes", "0": "no"}
+    """``yes``, ``no`` or ``unknown`` (repeated or comma-separated: alternatives); true/false
+    read as yes/no."""
+    aliases = {"true": "yes", "false": "no"}
     out: list[MultiNode] = []
-    for raw in values:
+    for raw in (v for value in values for v in value.split(",")):
         if not raw.strip():
             continue
         try:

@@ -192,8 +192,9 @@ def provider_parameters() -> list[dict[str, Any]]:
     return [
         _param(
             "multi_node",
-            tolerant(list(MultiNode.values()), lists=True),
-            "Only providers with this multi-node status (repeatable: any of them).",
+            tolerant([*MultiNode.values(), "true", "false"], lists=True),
+            "Only providers with this multi-node status (repeatable: any of them); true and "
+            "false read as yes and no.",
         ),
         *(
             _param(n, s, d + " A provider passes when one of its offers does.")
