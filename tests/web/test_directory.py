@@ -48,6 +48,16 @@ def test_directory_lists_every_provider_and_filters_on_multi_node(
     assert f'href="/{lang}/providers/"' in r.text
 
 
+def test_directory_form_has_every_checklist_filter_ticked_as_asked(client: TestClient) -> None:
+    html = client.get("/en/providers/?nccl=true&topology=locality").text
+    for name in ("multi_node", "fabric", "clustermax", "orchestration", "provisioning"):
+        assert f'name="{name}"' in html
+    assert 'name="nccl" value="true" checked' in html
+    assert 'name="topology" value="locality" checked' in html
+    assert 'name="shared_storage" value="true">' in html
+    assert 'name="billing" value="per_second">' in html
+
+
 def test_directory_is_in_the_navigation(client: TestClient) -> None:
     html = client.get("/pt/").text
     assert '<a href="/pt/providers/"' in html.split("</nav>", 1)[0]

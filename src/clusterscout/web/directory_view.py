@@ -8,17 +8,25 @@ from typing import Any
 
 from clusterscout.app.directory import Directory
 from clusterscout.catalog.directory import DirectorySort
-from clusterscout.catalog.filters import ClusterMaxChoice
+from clusterscout.catalog.filters import ClusterMaxChoice, TopologyClaim
 from clusterscout.domain.messages import N_
-from clusterscout.domain.models import FabricKind, MultiNode, OrchestrationKind, ProvisioningMode
+from clusterscout.domain.models import (
+    BillingGranularity,
+    FabricKind,
+    MultiNode,
+    OrchestrationKind,
+    ProvisioningMode,
+)
 from clusterscout.web import params
 from clusterscout.web.cells import (
     FABRIC_LABELS,
+    GRANULARITY_LABELS,
     MULTI_NODE_LABELS,
     ORCHESTRATION_LABELS,
     PROVISIONING_LABELS,
     RATING_LABELS,
     TIER_LABELS,
+    TOPOLOGY_LABELS,
 )
 from clusterscout.web.i18n import Formatter
 
@@ -115,6 +123,39 @@ def groups(fmt: Formatter, found: Directory) -> list[Group]:
             ProvisioningMode.values(),
             PROVISIONING_LABELS,
             f.provisioning,
+        ),
+        _group(
+            fmt,
+            "topology",
+            N_("Topology and locality"),
+            [t.value for t in TopologyClaim],
+            TOPOLOGY_LABELS,
+            f.topology,
+        ),
+        _group(
+            fmt,
+            "billing",
+            N_("Billing granularity"),
+            BillingGranularity.values(),
+            GRANULARITY_LABELS,
+            f.billing,
+        ),
+        # The two yes/no checklist facts: ticking asks for a stated "yes".
+        _group(
+            fmt,
+            "nccl",
+            N_("NCCL preconfigured"),
+            ["true"],
+            {"true": N_("required")},
+            ["true"] if f.nccl else [],
+        ),
+        _group(
+            fmt,
+            "shared_storage",
+            N_("Shared storage"),
+            ["true"],
+            {"true": N_("required")},
+            ["true"] if f.shared_storage else [],
         ),
     ]
 
