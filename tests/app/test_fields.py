@@ -29,7 +29,9 @@ def test_offer_filter_attributes_are_the_offer_filter_rows_in_order() -> None:
 def test_every_plan_input_is_a_plan_request_attribute() -> None:
     attributes = {f.name for f in dataclasses.fields(PlanRequest)}
     inputs = {f.name for f in PLAN_FIELDS if f.used_as(Use.PLAN_INPUT)}
-    assert {"preset" if n == "model" else n for n in inputs} == attributes
+    # deadline_days is read into deadline_hours (the planner's one unit of time).
+    aliases = {"model": "preset", "deadline_days": "deadline_hours"}
+    assert {aliases.get(n, n) for n in inputs} == attributes
 
 
 @pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)

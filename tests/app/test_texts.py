@@ -44,7 +44,7 @@ def test_build_stores_translations_and_a_rebuild_replaces_them(
     assert found["de"].text("Reserved RoCE clusters by quote.") == (
         "Reservierte RoCE-Cluster auf Anfrage."
     )
-    assert len(found["pt"].table) == 15  # 12 catalog texts and 3 launch.toml notes
+    assert len(found["pt"].table) == 16  # 13 catalog texts and 3 launch.toml notes
     assert found["de"].text("No dstack backend.") == "Kein dstack-Backend."
     _set(catalog_copy, "fr", "1 year", "un an")
     build(fresh_engine, catalog_copy)
@@ -52,7 +52,7 @@ def test_build_stores_translations_and_a_rebuild_replaces_them(
         again = texts.translations(conn)
     assert again["fr"].text("1 year") == "un an"
     assert again["pt"].table == found["pt"].table
-    assert sum(len(t.table) for t in again.values()) == 4 * 15
+    assert sum(len(t.table) for t in again.values()) == 4 * 16
 
 
 def test_validate_reports_a_removed_translation(

@@ -17,6 +17,7 @@ from clusterscout.catalog.filters import (
     ClusterMaxChoice,
     OfferFilter,
     SortKey,
+    TopologyClaim,
     Unknowable,
     clustermax_choice,
     matches,
@@ -25,6 +26,7 @@ from clusterscout.catalog.filters import (
 from clusterscout.catalog.load import load_catalog
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import (
+    BillingGranularity,
     CatalogData,
     FabricKind,
     Offer,
@@ -118,6 +120,34 @@ def test_specific_filters(catalog: CatalogData) -> None:
     }
 
 
+def test_checklist_filters(catalog: CatalogData) -> None:
+    # alpha: NCCL configured, per-minute billing, a shared file system, its H100 offer
+    # non-blocking and rail-optimised; beta: NCCL not configured, monthly billing, no shared
+    # file system, its MI300X offer blocking but placed in one data hall; gamma: nothing known.
+    assert _ids(catalog, OfferFilter(nccl=True)) == {"alpha-h100-ib", "alpha-a100-ib"}
+    assert _ids(catalog, OfferFilter(nccl=False)) == {
+        "beta-mi300x-roce",
+        "beta-h100-eth",
+        "beta-h100-pool",
+    }
+    assert _ids(catalog, OfferFilter(billing=(BillingGranularity.PER_MONTH,))) == {
+        "beta-mi300x-roce",
+        "beta-h100-eth",
+        "beta-h100-pool",
+    }
+    assert _ids(catalog, OfferFilter(shared_storage=True)) == {"alpha-h100-ib", "alpha-a100-ib"}
+    both = (TopologyClaim.NON_BLOCKING, TopologyClaim.RAIL_OPTIMIZED)
+    assert _ids(catalog, OfferFilter(topology=both)) == {"alpha-h100-ib"}
+    assert _ids(catalog, OfferFilter(topology=(TopologyClaim.LOCALITY,))) == {"beta-mi300x-roce"}
+    # A stated locality is not a non-blocking fabric.
+    stated = (TopologyClaim.LOCALITY, TopologyClaim.NON_BLOCKING)
+    assert _ids(catalog, OfferFilter(topology=stated)) == set()
+    loose = OfferFilter(topology=both, include_unknown=(Unknowable.TOPOLOGY,))
+    # beta-mi300x-roce says "blocking": known false, so it stays out even with unknowns in.
+    assert "beta-mi300x-roce" not in _ids(catalog, loose)
+    assert {"alpha-h100-ib", "alpha-a100-ib", "beta-h100-eth"} <= _ids(catalog, loose)
+
+
 STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     "multi_node": st.none() | st.booleans(),
     "gpu": st.lists(
@@ -147,6 +177,14 @@ STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     ),
     "price_tier": st.none() | st.sampled_from(list(PriceTier)),
     "clustermax": st.lists(st.sampled_from(list(ClusterMaxChoice)), max_size=3).map(
+        lambda xs: tuple(dict.fromkeys(xs))
+    ),
+    "nccl": st.none() | st.booleans(),
+    "billing": st.lists(st.sampled_from(list(BillingGranularity)), max_size=2).map(
+        lambda xs: tuple(dict.fromkeys(xs))
+    ),
+    "shared_storage": st.none() | st.booleans(),
+    "topology": st.lists(st.sampled_from(list(TopologyClaim)), max_size=2).map(
         lambda xs: tuple(dict.fromkeys(xs))
     ),
     "include_unknown": st.lists(st.sampled_from(list(Unknowable)), max_size=4, unique=True).map(

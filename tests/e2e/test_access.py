@@ -26,6 +26,8 @@ PAGES = {
     "quote": "/{lang}/quote/?gpus=16&months=6&gpu=H100",
     "downloads": "/{lang}/downloads/",
     "changes": "/{lang}/changes/",
+    "directory": "/{lang}/providers/",
+    "compare-offers": "/{lang}/compare/offers/?o=alpha-h100-ib&o=beta-mi300x-roce&nodes=4",
 }
 LANGS = ["en", "pt", "es", "fr", "de"]
 WIDTHS = {"desktop": (1366, 900), "phone": (390, 844)}

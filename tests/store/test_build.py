@@ -164,6 +164,37 @@ def test_migration_0007_fills_the_clustermax_tier_and_offer_ratings(
         assert json.loads(record)["ratings"] == json.loads(built[offer_id][1])["ratings"]
 
 
+def test_migration_0009_fills_the_checklist_facts(
+    fresh_engine: Engine, fixture_data_dir: Path
+) -> None:
+    build(fresh_engine, fixture_data_dir)
+    names = (
+        "nccl_preconfigured",
+        "billing_granularity",
+        "shared_storage",
+        "non_blocking",
+        "rail_optimized",
+        "locality_stated",
+    )
+
+    def facts(conn: Any) -> dict[str, tuple[Any, ...]]:
+        columns = [offers.c.id, *(offers.c[n] for n in names)]
+        return {r[0]: tuple(r[1:]) for r in conn.execute(select(*columns))}
+
+    with fresh_engine.connect() as conn:
+        built = facts(conn)
+    with fresh_engine.begin() as conn:
+        migrate.downgrade(conn, "0008")
+        assert not set(names) & {c["name"] for c in _columns(conn)}
+        migrate.upgrade(conn)
+    with fresh_engine.connect() as conn:
+        migrated = facts(conn)
+    # The migration reaches what a fresh build writes, from the stored records alone.
+    assert migrated == built
+    assert migrated["alpha-h100-ib"] == (True, "per_minute", True, True, True, None)
+    assert migrated["beta-mi300x-roce"] == (False, "per_month", False, False, None, True)
+
+
 def test_opening_an_older_database_migrates_it_before_reading(
     tmp_path: Path, fixture_data_dir: Path
 ) -> None:

@@ -67,6 +67,7 @@ CUSTOM: dict[str, Any] = {
     "job": "lora",
     "lora_rank": 8,
     "restart_minutes": 0,
+    "deadline_days": 30,
 }
 """The other way to name a job: a parameter count and optimizer steps (a LoRA fine-tune)."""
 SERVING: dict[str, Any] = {

@@ -21,6 +21,12 @@ PAGES = (
     "/{lang}/compare/",
     "/{lang}/compare/?p=alpha&p=beta",
     "/{lang}/compare/?p=alpha&p=beta&p=gamma",
+    "/{lang}/providers/",
+    "/{lang}/providers/?multi_node=no",
+    "/{lang}/providers/?fabric=efa",
+    "/{lang}/providers/alpha/?nodes=4",
+    "/{lang}/compare/offers/",
+    "/{lang}/compare/offers/?nodes=4&o=alpha-h100-ib&o=beta-mi300x-roce",
 )
 # Interface strings that must never appear untranslated on a pt/es/fr/de page.
 ENGLISH = (
@@ -50,6 +56,13 @@ ENGLISH = (
     "Where to rent",
     "Read the buyer",
     "Data version",
+    "Start from a question",
+    "Compare ticked",
+    "Checklist facts known",
+    "Launch files for",
+    "No offer chosen yet",
+    "No provider matches",
+    "Show providers",
 )
 
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from clusterscout.catalog.filters import ClusterMaxChoice, Unknowable
+from clusterscout.catalog.filters import ClusterMaxChoice, TopologyClaim, Unknowable
 from clusterscout.domain.messages import N_
 from clusterscout.domain.models import (
+    BillingGranularity,
     FabricKind,
     OrchestrationKind,
     PriceTier,
@@ -204,6 +205,8 @@ class Field:
 
 
 _OFFERS: Final = frozenset({Use.OFFER_FILTER})
+MAX_DEADLINE_DAYS: Final = 3650.0
+"""Ten years: a longer deadline is a typing slip, not a plan."""
 _BOTH: Final = frozenset({Use.OFFER_FILTER, Use.PLAN_FILTER})
 _PLAN: Final = frozenset({Use.PLAN_INPUT})
 
@@ -524,6 +527,20 @@ FIELDS: Final[tuple[Field, ...]] = (
         ),
     ),
     Field(
+        "deadline_days",
+        Kind.NUMBER,
+        N_("The deadline in days instead of hours (a week is 7); give one of the two."),
+        N_("Deadline (days)"),
+        _PLAN,
+        minimum=0,
+        maximum=MAX_DEADLINE_DAYS,
+        form=FormField(
+            FormSection.LIMITS,
+            Widget.NUMBER,
+            advice=N_("Enter a deadline in days greater than 0 (for weeks, multiply by 7)."),
+        ),
+    ),
+    Field(
         "fabric",
         Kind.CHOICE,
         N_("Inter-node fabric (repeatable; any of them matches)."),
@@ -659,6 +676,52 @@ FIELDS: Final[tuple[Field, ...]] = (
             Widget.CHECKBOXES,
             hint=N_("The provider's tier in the newest edition of SemiAnalysis' ClusterMAX."),
         ),
+    ),
+    Field(
+        "nccl",
+        Kind.BOOL,
+        N_(
+            "NCCL comes configured for the fabric (true) or is left to you (false); "
+            "true_or_unknown also keeps offers where it is unknown."
+        ),
+        N_("NCCL preconfigured"),
+        _OFFERS,
+        facet=Facet(Widget.CHECKBOX, option_label=N_("required")),
+    ),
+    Field(
+        "billing",
+        Kind.CHOICE,
+        N_("Smallest billed unit of time (repeatable; any of them matches), e.g. per_second."),
+        N_("Billing granularity"),
+        _OFFERS,
+        enum=BillingGranularity,
+        repeatable=True,
+        facet=Facet(Widget.CHECKBOXES),
+    ),
+    Field(
+        "shared_storage",
+        Kind.BOOL,
+        N_(
+            "The provider sells a shared file system the nodes can mount (true) or not "
+            "(false); true_or_unknown also keeps providers where it is unknown."
+        ),
+        N_("Shared storage"),
+        _OFFERS,
+        facet=Facet(Widget.CHECKBOX, option_label=N_("required")),
+    ),
+    Field(
+        "topology",
+        Kind.CHOICE,
+        N_(
+            "What the provider says about the network's topology (repeatable; all must "
+            "hold): non_blocking, rail_optimized, locality (where the nodes sit is stated)."
+        ),
+        N_("Topology and locality"),
+        _OFFERS,
+        enum=TopologyClaim,
+        repeatable=True,
+        all_of=True,
+        facet=Facet(Widget.CHECKBOXES),
     ),
     Field(
         "provider",

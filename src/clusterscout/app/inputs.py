@@ -355,4 +355,10 @@ def parse_plan(body: Any) -> tuple[PlanRequest, dict[str, list[str]]]:
                     request[_REQUEST_ATTRIBUTES.get(field.name, field.name)] = parsed
         elif value not in (None, "", []):
             filters[field.name] = _as_text(field, value)
+    days = request.pop("deadline_days", None)
+    if days is not None:
+        if "deadline_hours" in request:
+            raise InputError("deadline_days", "give deadline_hours or deadline_days, not both")
+        # The planner works in hours; days are the unit people plan in (ADR 0029).
+        request["deadline_hours"] = days * 24.0
     return PlanRequest(**request), filters

@@ -22,6 +22,7 @@ from clusterscout.store.tally import Tally
 __all__ = [
     "Page",
     "Tally",
+    "compare_offer_records",
     "compare_records",
     "count_offers",
     "find_offers",
@@ -36,6 +37,9 @@ __all__ = [
     "region_index",
     "tallies",
 ]
+
+MAX_COMPARED_OFFERS = 6
+"""Offers side by side on the compare page: six columns still read on a laptop."""
 
 COUNTED_COLUMNS = frozenset({"gpu", "fabric", "provider", "clustermax"})
 """Filters whose facet counts are one tally per value of a column (the others: one tally per
@@ -130,6 +134,24 @@ def compare_records(conn: Connection, slugs: Sequence[str]) -> list[dict[str, An
         msg = f"compare needs 2 to 4 distinct providers, got {len(wanted)}"
         raise InputError("provider", msg)
     return queries.get_providers(conn, wanted)
+
+
+def compare_offer_records(conn: Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Offer records for a comparison, in the order asked, duplicates removed.
+
+    Raises:
+        InputError: (field ``o``) when no id or more than ``MAX_COMPARED_OFFERS`` distinct
+            ids are asked for, or an id is unknown.
+    """
+    wanted = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
+    if not 1 <= len(wanted) <= MAX_COMPARED_OFFERS:
+        msg = f"compare needs 1 to {MAX_COMPARED_OFFERS} distinct offer ids, got {len(wanted)}"
+        raise InputError("o", msg)
+    by_id = {r["id"]: r for r in queries.list_offers(conn, OfferFilter(), SortKey.PRICE).records}
+    missing = [i for i in wanted if i not in by_id]
+    if missing:
+        raise InputError("o", f"unknown offer id(s): {', '.join(m[:80] for m in missing)}")
+    return [by_id[i] for i in wanted]
 
 
 def mark_freshness(

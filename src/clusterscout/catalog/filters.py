@@ -8,6 +8,7 @@ from typing import Final
 
 from clusterscout.domain.errors import InputError
 from clusterscout.domain.models import (
+    BillingGranularity,
     FabricKind,
     MultiNode,
     Offer,
@@ -32,6 +33,31 @@ class Unknowable(StrEnum):
     MAX_PRICE = "max_price"
     MIN_NODES = "min_nodes"
     REGION = "region"
+    NCCL = "nccl"
+    BILLING = "billing"
+    SHARED_STORAGE = "shared_storage"
+    TOPOLOGY = "topology"
+
+
+class TopologyClaim(StrEnum):
+    """What the ``topology`` filter asks an offer's network to be (the checklist's topology)."""
+
+    NON_BLOCKING = "non_blocking"
+    """The provider says the fabric is non-blocking (full bisection bandwidth)."""
+    RAIL_OPTIMIZED = "rail_optimized"
+    """The provider says the fabric is rail-optimised."""
+    LOCALITY = "locality"
+    """The provider states where the nodes sit (same rack, pod or data hall)."""
+
+
+def topology_claims(offer: Offer) -> dict[TopologyClaim, bool | None]:
+    """Each claim's fact for ``offer``; a locality is known only when stated (None if not)."""
+    topo = offer.topology
+    return {
+        TopologyClaim.NON_BLOCKING: topo.non_blocking,
+        TopologyClaim.RAIL_OPTIMIZED: topo.rail_optimized,
+        TopologyClaim.LOCALITY: True if topo.locality else None,
+    }
 
 
 CLUSTERMAX: Final = "clustermax"
@@ -98,6 +124,10 @@ class OfferFilter:
     min_nodes: int | None = None
     region: RegionScope | None = None
     clustermax: tuple[ClusterMaxChoice, ...] = ()
+    nccl: bool | None = None
+    billing: tuple[BillingGranularity, ...] = ()
+    shared_storage: bool | None = None
+    topology: tuple[TopologyClaim, ...] = ()
     provider: tuple[str, ...] = ()
     include_unknown: tuple[Unknowable, ...] = ()
 
@@ -181,6 +211,7 @@ def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
         ProvisioningMode.RESERVED: prov.reserved,
         ProvisioningMode.WAITLIST: prov.waitlist,
     }
+    claims = topology_claims(offer)
     u = f.lets_unknown
     checks = (
         f.multi_node is None or (provider.multi_node is MultiNode.YES) == f.multi_node,
@@ -212,6 +243,18 @@ def matches(offer: Offer, provider: Provider, f: OfferFilter) -> bool:
         or not f.region.places.isdisjoint(offer.places)
         or (not (offer.regions or provider.regions) and u(Unknowable.REGION)),
         not f.clustermax or clustermax_choice(provider) in f.clustermax,
+        f.nccl is None
+        or orch.nccl_preconfigured is f.nccl
+        or (orch.nccl_preconfigured is None and u(Unknowable.NCCL)),
+        not f.billing
+        or offer.billing.granularity in f.billing
+        or (offer.billing.granularity is None and u(Unknowable.BILLING)),
+        f.shared_storage is None
+        or provider.storage.shared_filesystem is f.shared_storage
+        or (provider.storage.shared_filesystem is None and u(Unknowable.SHARED_STORAGE)),
+        all(
+            claims[k] is True or (claims[k] is None and u(Unknowable.TOPOLOGY)) for k in f.topology
+        ),
         not f.provider or offer.provider in f.provider,
     )
     return all(checks)

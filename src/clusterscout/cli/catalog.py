@@ -12,13 +12,12 @@ import click
 from rich.console import Console
 
 from clusterscout.app import coverage as coverage_service
-from clusterscout.app import database, offers, texts
+from clusterscout.app import database, directory, offers, texts
 from clusterscout.app.fields import OFFER_FILTERS
+from clusterscout.catalog.directory import DIRECTORY_COLUMNS, directory_row
 from clusterscout.catalog.exports import (
     OFFER_COLUMNS,
-    PROVIDER_COLUMNS,
     offer_row,
-    provider_row,
     to_csv,
 )
 from clusterscout.catalog.problems import Problem, Severity, has_errors, warning_summary
@@ -35,7 +34,6 @@ from clusterscout.cli.options import (
     settings_for,
 )
 from clusterscout.cli.output import Column, err, out, print_json, print_table, text
-from clusterscout.domain.models import MultiNode
 
 DATA_DIR_HELP = "Catalog directory (default: the catalog shipped with clusterscout)."
 
@@ -139,25 +137,53 @@ def _emit(
         )
 
 
+DIRECTORY_FILTERS = tuple(f for f in OFFER_FILTERS if f.name != "multi_node")
+"""The offer filters the directory takes as is (its ``--multi-node`` is three-valued)."""
+
+
 @click.command()
-@click.option("--multi-node", "multi_node", metavar="yes|no|unknown", help="yes, no or unknown.")
+@click.option(
+    "--multi-node",
+    "multi_node",
+    multiple=True,
+    metavar="yes|no|unknown",
+    help="Multi-node status: yes, no or unknown (repeatable; any of them).",
+)
+@field_options(DIRECTORY_FILTERS)
+@click.option("--sort", default="name", show_default=True, metavar="name|offers|price|facts")
 @format_option("table", ("table", "json", "csv"))
 @database_url_option
-def providers(multi_node: str | None, fmt: str, database_url: str | None) -> None:
-    """List providers."""
+def providers(
+    multi_node: tuple[str, ...], sort: str, fmt: str, database_url: str | None, **filters: Any
+) -> None:
+    """List providers: the directory, with the offer filters (a provider passes when one of
+    its offers does)."""
     fmt = choice("--format", fmt, ("table", "json", "csv"))
-    status = None
-    if multi_node is not None:
-        status = MultiNode(choice("--multi-node", multi_node, MultiNode.values()))
-    with engine_for(database_url).connect() as conn:
-        page = offers.list_providers(conn, status)
+    params = {
+        k: v if isinstance(v, list) else [v]
+        for k, v in field_values(filters, DIRECTORY_FILTERS).items()
+    }
+    params["multi_node"] = list(multi_node)
+    params["sort"] = [sort]
+    with engine_for(database_url).connect() as conn, reporting():
+        found = directory.directory(conn, params)
     _emit(
         fmt,
-        page.records,
-        provider_row,
-        PROVIDER_COLUMNS,
-        ("slug", "name", "multi_node", "hq_country", "offer_count"),
-        f"{page.count} providers",
+        found.rows,
+        directory_row,
+        DIRECTORY_COLUMNS,
+        (
+            "slug",
+            "name",
+            "multi_node",
+            "fabrics",
+            "clustermax",
+            "offer_count",
+            "cheapest_usd_per_gpu_hour",
+            "cheapest_as_of",
+            "facts_known",
+        ),
+        f"{len(found.rows)} of {found.total} providers",
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 from sqlalchemy import Engine, delete, func, insert, select
 
 from clusterscout.catalog.calibration import parse_calibration
-from clusterscout.catalog.filters import clustermax_choice, searchable_regions
+from clusterscout.catalog.filters import clustermax_choice, searchable_regions, topology_claims
 from clusterscout.catalog.measured import predictions
 from clusterscout.catalog.records import edition_record, offer_record, provider_record
 from clusterscout.domain.gpus import GpuIndex
@@ -31,6 +31,7 @@ from clusterscout.store.prices import (
     refresh_current,
 )
 from clusterscout.store.tables import (
+    TOPOLOGY_COLUMNS,
     catalog_translations,
     meta,
     offer_places,
@@ -190,6 +191,15 @@ def build_database(
                     "regions_text": searchable_regions(offer, provider),
                     "from_usd_per_gpu_hour": offer.from_usd_per_gpu_hour,
                     "clustermax_tier": clustermax_choice(provider).value,
+                    "nccl_preconfigured": offer.orchestration.nccl_preconfigured,
+                    "billing_granularity": (
+                        offer.billing.granularity.value if offer.billing.granularity else None
+                    ),
+                    "shared_storage": provider.storage.shared_filesystem,
+                    **{
+                        TOPOLOGY_COLUMNS[claim]: fact
+                        for claim, fact in topology_claims(offer).items()
+                    },
                     "record_json": json.dumps(
                         offer_record(
                             offer,

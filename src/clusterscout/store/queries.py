@@ -21,7 +21,14 @@ from clusterscout.domain.models import (
     ProvisioningMode,
 )
 from clusterscout.domain.regions import RegionIndex
-from clusterscout.store.tables import TIER_PRICE_COLUMNS, meta, offer_places, offers, providers
+from clusterscout.store.tables import (
+    TIER_PRICE_COLUMNS,
+    TOPOLOGY_COLUMNS,
+    meta,
+    offer_places,
+    offers,
+    providers,
+)
 
 _ORCHESTRATION_COLUMNS = {
     OrchestrationKind.SLURM: offers.c.managed_slurm,
@@ -111,6 +118,17 @@ def offer_conditions(f: OfferFilter) -> list[ColumnElement[bool]]:
         conds.append(or_(cond, c.regions_text == "") if u(Unknowable.REGION) else cond)
     if f.clustermax:
         conds.append(c.clustermax_tier.in_([x.value for x in f.clustermax]))
+    if f.nccl is not None:
+        add(c.nccl_preconfigured.is_(f.nccl), Unknowable.NCCL, c.nccl_preconfigured)
+    if f.billing:
+        grains = [x.value for x in f.billing]
+        add(c.billing_granularity.in_(grains), Unknowable.BILLING, c.billing_granularity)
+    if f.shared_storage is not None:
+        cond = c.shared_storage.is_(f.shared_storage)
+        add(cond, Unknowable.SHARED_STORAGE, c.shared_storage)
+    for claim in f.topology:
+        col = c[TOPOLOGY_COLUMNS[claim]]
+        add(col.is_(True), Unknowable.TOPOLOGY, col)
     if f.provider:
         conds.append(c.provider.in_(f.provider))
     return conds

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Text,
 )
 
+from clusterscout.catalog.filters import TopologyClaim
 from clusterscout.domain.models import PriceTier
 
 metadata = MetaData()
@@ -77,6 +78,15 @@ offers = Table(
     Column("headline_as_of", Date),
     # The provider's tier in the newest ClusterMAX edition, or "not_rated" (migration 0007).
     Column("clustermax_tier", String(32), index=True),
+    # The rest of the buyer's checklist, one filter each (migration 0009): NCCL configured,
+    # billing granularity, the provider's shared file system, topology claims. A locality is
+    # True when stated and null when not (a statement, not a yes/no fact).
+    Column("nccl_preconfigured", Boolean),
+    Column("billing_granularity", String(16)),
+    Column("shared_storage", Boolean),
+    Column("non_blocking", Boolean),
+    Column("rail_optimized", Boolean),
+    Column("locality_stated", Boolean),
     Column("record_json", Text, nullable=False),
     Index("ix_offers_fabric_rdma", "fabric", "gpudirect_rdma"),
 )
@@ -101,6 +111,13 @@ catalog_translations = Table(
     Column("source", Text, nullable=False),
     Column("text", Text, nullable=False),
 )
+
+# Which offers column holds each topology claim's fact (the ``topology`` filter).
+TOPOLOGY_COLUMNS: Final = {
+    TopologyClaim.NON_BLOCKING: "non_blocking",
+    TopologyClaim.RAIL_OPTIMIZED: "rail_optimized",
+    TopologyClaim.LOCALITY: "locality_stated",
+}
 
 # Which offers column holds the lowest current price of each tier.
 TIER_PRICE_COLUMNS: Final = {

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, select
 from clusterscout.catalog.filters import OfferFilter, Unknowable
 from clusterscout.domain.models import OrchestrationKind, ProvisioningMode
 from clusterscout.store.queries import per_version
-from clusterscout.store.tables import TIER_PRICE_COLUMNS, offer_places, offers
+from clusterscout.store.tables import TIER_PRICE_COLUMNS, TOPOLOGY_COLUMNS, offer_places, offers
 
 ORCHESTRATION: Final = {
     OrchestrationKind.SLURM: "managed_slurm",
@@ -39,6 +39,10 @@ _EQUAL: Final = (
     *ORCHESTRATION.values(),
     *PROVISIONING.values(),
     "clustermax_tier",
+    "nccl_preconfigured",
+    "billing_granularity",
+    "shared_storage",
+    *TOPOLOGY_COLUMNS.values(),
     "provider",
 )
 _NUMBER: Final = ("per_node_gbps", "reach_nodes", HEADLINE, *TIER_PRICE_COLUMNS.values())
@@ -165,6 +169,18 @@ class FactIndex:
             out &= somewhere | self.no_region if u(Unknowable.REGION) else somewhere
         if f.clustermax:
             out &= self._is("clustermax_tier", *(x.value for x in f.clustermax))
+        if f.nccl is not None:
+            nccl = self._is("nccl_preconfigured", f.nccl)
+            add(nccl, Unknowable.NCCL, "nccl_preconfigured")
+        if f.billing:
+            grains = self._is("billing_granularity", *(x.value for x in f.billing))
+            add(grains, Unknowable.BILLING, "billing_granularity")
+        if f.shared_storage is not None:
+            shared = self._is("shared_storage", f.shared_storage)
+            add(shared, Unknowable.SHARED_STORAGE, "shared_storage")
+        for claim in f.topology:
+            column = TOPOLOGY_COLUMNS[claim]
+            add(self._is(column, True), Unknowable.TOPOLOGY, column)
         if f.provider:
             out &= self._is("provider", *f.provider)
         return out & self.everyone

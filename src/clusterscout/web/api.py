@@ -7,10 +7,10 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
-from clusterscout.app import coverage, offers, prices, quote_service
+from clusterscout.app import coverage, directory, offers, prices, quote_service
+from clusterscout.catalog.directory import summary
 from clusterscout.catalog.exports import OFFER_COLUMNS, offer_row, to_csv
 from clusterscout.domain.errors import InputError
-from clusterscout.domain.models import MultiNode
 from clusterscout.web import api_docs, params, viewmodels
 from clusterscout.web.api_error import ApiError, FastJSONResponse
 from clusterscout.web.i18n import KNOWN_LOCALES, negotiate
@@ -141,23 +141,15 @@ def get_coverage(request: Request) -> Response:
 )
 @reads_local_db
 def list_providers(request: Request) -> Response:
-    """Providers by name, optionally by multi-node status."""
-    unknown = sorted(set(request.query_params) - {"multi_node", LANG})
-    if unknown:
-        raise InputError(unknown[0], "unknown parameter (known: multi_node, lang)")
+    """The provider directory: providers by its filters (the page's), by name unless sorted."""
     lang = _lang(request)
-    values = [v for v in request.query_params.getlist("multi_node") if v.strip()]
-    if len(values) > 1:
-        raise InputError("multi_node", "may be given only once")
-    status = None
-    if values:
-        try:
-            status = MultiNode.parse(values[0])
-        except ValueError as exc:
-            raise InputError("multi_node", str(exc)) from None
+    asked: dict[str, list[str]] = {}
+    for key, value in request.query_params.multi_items():
+        if key != LANG:
+            asked.setdefault(key, []).append(value)
     with reading(request) as conn:
-        page = offers.list_providers(conn, status)
-    body = {"data": page.records, "count": page.count, "meta": _meta(request)}
+        found = directory.directory(conn, asked)
+    body = {"data": found.rows, "count": len(found.rows), "meta": _meta(request)}
     return _localized(request, body, lang)
 
 
@@ -175,8 +167,10 @@ def get_provider(request: Request, slug: Annotated[str, Path(max_length=200)]) -
     lang = _lang(request)
     with reading(request) as conn:
         record = offers.provider(conn, slug)
+        editions = offers.rating_editions(conn)
     if record is None:
         raise ApiError(404, "not_found", f"unknown provider {slug[:80]!r}", "slug")
+    record.update(summary(record, record["offers"], editions))
     offers.mark_freshness([record], _stale_after(request), viewmodels.today())
     return _localized(request, record, lang)
 

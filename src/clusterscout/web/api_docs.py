@@ -11,6 +11,7 @@ from typing import Any, Final
 from clusterscout.app.fields import OFFER_FILTERS, PLAN_FIELDS, Field, Kind, Use
 from clusterscout.app.inputs import BOOLEAN_WORDS
 from clusterscout.app.quotes import MAX_GPUS, MAX_MONTHS
+from clusterscout.catalog.directory import DirectorySort
 from clusterscout.catalog.filters import SortKey
 from clusterscout.domain.languages import LANGUAGES
 from clusterscout.domain.models import MultiNode
@@ -187,12 +188,24 @@ def offer_parameters(*, paged: bool = True) -> list[dict[str, Any]]:
 
 
 def provider_parameters() -> list[dict[str, Any]]:
-    """``multi_node`` and ``lang`` for the provider list."""
+    """The directory's filters: ``multi_node`` (three-valued), the offer filters, sort, lang."""
     return [
         _param(
             "multi_node",
-            tolerant(list(MultiNode.values())),
-            "Only providers with this multi-node status.",
+            tolerant([*MultiNode.values(), "true", "false"], lists=True),
+            "Only providers with this multi-node status (repeatable: any of them); true and "
+            "false read as yes and no.",
+        ),
+        *(
+            _param(n, s, d + " A provider passes when one of its offers does.")
+            for n, (s, d) in FILTER_PARAMETERS.items()
+            if n != "multi_node"
+        ),
+        _param(
+            "sort",
+            {"type": "string", "enum": ["", *(k.value for k in DirectorySort)], "default": "name"},
+            "Ordering: name, offers (most first), price (cheapest first, unknown last), "
+            "facts (most checklist facts known first).",
         ),
         lang_parameter(),
     ]

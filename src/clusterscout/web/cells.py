@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
-from clusterscout.catalog.filters import ClusterMaxChoice
-from clusterscout.domain.models import FabricKind, OrchestrationKind, PriceTier, ProvisioningMode
+from clusterscout.catalog.filters import ClusterMaxChoice, TopologyClaim
+from clusterscout.domain.models import (
+    BillingGranularity,
+    FabricKind,
+    OrchestrationKind,
+    PriceTier,
+    ProvisioningMode,
+)
 from clusterscout.model.inputs import JobKind, Stack
 from clusterscout.web.i18n import N_, Formatter
 
@@ -70,16 +76,6 @@ JOB_LABELS: Final = {
     "inference": N_("inference (serving)"),
 }
 """The job selector's labels (values are the API's ``job`` values)."""
-VALUE_LABELS: Final[Mapping[type[StrEnum], Mapping[str, str]]] = {
-    JobKind: JOB_LABELS,
-    FabricKind: FABRIC_LABELS,
-    Stack: STACK_LABELS,
-    OrchestrationKind: ORCHESTRATION_LABELS,
-    ProvisioningMode: PROVISIONING_LABELS,
-    PriceTier: TIER_LABELS,
-    ClusterMaxChoice: RATING_LABELS,
-}
-"""Display names (or message ids) of the values of each enum a field of ``app.fields`` offers."""
 MULTI_NODE_LABELS: Final = {"yes": N_("yes"), "no": N_("no"), "unknown": N_("unknown")}
 GRANULARITY_LABELS: Final = {
     "per_second": N_("per second"),
@@ -90,6 +86,24 @@ GRANULARITY_LABELS: Final = {
     "per_month": N_("per month"),
     "upfront": N_("upfront"),
 }
+TOPOLOGY_LABELS: Final = {
+    "non_blocking": N_("non-blocking"),
+    "rail_optimized": N_("rail-optimised"),
+    "locality": N_("placement stated (rack, pod or hall)"),
+}
+"""The ``topology`` filter's claims."""
+VALUE_LABELS: Final[Mapping[type[StrEnum], Mapping[str, str]]] = {
+    JobKind: JOB_LABELS,
+    FabricKind: FABRIC_LABELS,
+    Stack: STACK_LABELS,
+    OrchestrationKind: ORCHESTRATION_LABELS,
+    ProvisioningMode: PROVISIONING_LABELS,
+    PriceTier: TIER_LABELS,
+    ClusterMaxChoice: RATING_LABELS,
+    BillingGranularity: GRANULARITY_LABELS,
+    TopologyClaim: TOPOLOGY_LABELS,
+}
+"""Display names (or message ids) of the values of each enum a field of ``app.fields`` offers."""
 
 
 @dataclass(frozen=True, slots=True)

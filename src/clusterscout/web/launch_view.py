@@ -131,9 +131,12 @@ def plan_rows(
     return rows
 
 
-def default_nodes(offer: Offer) -> int | None:
-    """Two nodes, or the offer's minimum when larger; None when it sells fewer than two."""
-    nodes = max(2, offer.min_nodes or 2)
+def default_nodes(offer: Offer, asked: int | None = None) -> int | None:
+    """``asked`` nodes (default: two, or the offer's minimum when larger); None when the offer
+    does not sell that many, or sells fewer than two by default."""
+    nodes = asked if asked is not None else max(2, offer.min_nodes or 2)
+    if asked is not None and asked < (offer.min_nodes or 1):
+        return None
     reach = max((n for n in (offer.max_nodes, offer.max_nodes_by_quote) if n), default=None)
     return None if reach is not None and reach < nodes else nodes
 
@@ -196,9 +199,14 @@ class OfferLaunch:
 
 
 def provider_offers(
-    fmt: Formatter, st: AppState, snap: Snapshot, records: Sequence[Mapping[str, Any]]
+    fmt: Formatter,
+    st: AppState,
+    snap: Snapshot,
+    records: Sequence[Mapping[str, Any]],
+    nodes_asked: int | None = None,
 ) -> list[OfferLaunch]:
-    """Per multi-node offer with a known fabric: files for its default node count, results."""
+    """Per multi-node offer with a known fabric: files for ``nodes_asked`` nodes (default: its
+    default node count; offers that cannot be that large are left out), and results."""
     data = _data(st)
     if data is None:
         return []
@@ -208,7 +216,7 @@ def provider_offers(
         offer = data.offers.get(str(record.get("id")))
         if offer is None or offer.fabric is None:
             continue
-        nodes = default_nodes(offer)
+        nodes = default_nodes(offer, nodes_asked)
         if nodes is None:
             continue
         name = str(record.get("name") or offer.id)

@@ -55,6 +55,8 @@ class Listing:
     ref_label: str | None = None
     rows_html: list[Markup] | None = None
     """``rows`` already rendered, in order (None: the template renders them)."""
+    compare_top_href: str | None = None
+    """The first three offers of this view on the offer comparison (None: fewer than two)."""
 
 
 def _page_href(pairs: list[tuple[str, str]], page: int) -> str:
@@ -144,7 +146,23 @@ def build(request: Request, fmt: Formatter, *, all_offers: bool) -> Listing:
         sort_links=_sort_links(pairs, sort),
         ref_label=reference.label(fmt, ref) if ref is not None else None,
         rows_html=rows_html,
+        compare_top_href=_compare_top(fmt.lang, result.records, f.min_nodes),
     )
+
+
+COMPARE_TOP = 3
+"""How many of a list's first offers its "compare the top" link takes."""
+
+
+def _compare_top(lang: str, records: Sequence[Mapping[str, Any]], nodes: int | None) -> str | None:
+    """A link comparing the view's first offers; a ``min_nodes`` filter carries on as the
+    launch files' node count (the cluster the buyer asked for)."""
+    if len(records) < 2:
+        return None
+    pairs = [("o", str(r["id"])) for r in records[:COMPARE_TOP]]
+    if nodes:
+        pairs.append(("nodes", str(nodes)))
+    return f"/{lang}/compare/offers/" + params.query_string(pairs)
 
 
 def _kept_rows(

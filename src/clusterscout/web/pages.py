@@ -8,13 +8,18 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Path, Request
 from starlette.responses import RedirectResponse, Response
 
-from clusterscout.app import offers, prices, quote_service, quotes
+from clusterscout.app import directory, offers, prices, quote_service, quotes
 from clusterscout.app.insights import ReferenceWorkload
+from clusterscout.catalog.directory import DirectorySort
 from clusterscout.catalog.filters import OfferFilter
 from clusterscout.catalog.rates import load_rates
+from clusterscout.domain.errors import InputError
+from clusterscout.model.planner.request import MAX_PLAN_NODES
 from clusterscout.web import (
+    compare_offers_view,
     compare_view,
     content,
+    directory_view,
     fabric_view,
     launch_view,
     listing,
@@ -57,6 +62,9 @@ def home(request: Request, lang: Lang) -> Response:
         multi = offers.count_offers(conn, OfferFilter(multi_node=True))
     fmt = st.formatter(snapshot_of(request), lang)
     ctx = base_context(request, lang, "", section="home")
+    # The quote page may be absent from a build; the home page links it only when served.
+    quote = any(getattr(r, "path", "") == "/{lang}/quote/" for r in request.app.routes)
+    ctx["quote_href"] = f"/{lang}/quote/?gpus=64&months=6" if quote else None
     ctx["stats"] = {
         "providers": fmt.number(len(providers)),
         "multi_node_providers": fmt.number(
@@ -120,12 +128,43 @@ def all_offers(request: Request, lang: Lang) -> Response:
     return _listing_page(request, lang, all_offers=True)
 
 
+@router.get("/{lang}/providers/")
+@reads_local_db
+def providers_directory(request: Request, lang: Lang) -> Response:
+    """Every provider, filtered (multi-node yes/no/unknown, fabric, rating, region, checklist)."""
+    lang = _lang(lang)
+    fmt = state_of(request).formatter(snapshot_of(request), lang)
+    asked: dict[str, list[str]] = {}
+    for key, value in request.query_params.multi_items():
+        if value.strip():
+            asked.setdefault(key, []).append(value)
+    with reading(request) as conn:
+        found = directory.directory(conn, asked)
+    query = params.query_string(found.params())
+    if "?" + request.url.query != query and request.url.query:
+        return RedirectResponse(f"/{lang}/providers/{query}", status_code=302)
+    ctx = base_context(request, lang, "providers/", query, section="directory")
+    region = found.filter.region
+    ctx.update(
+        found=found,
+        rows=directory_view.rows(fmt, found),
+        groups=directory_view.groups(fmt, found),
+        sorts=directory_view.sort_choices(fmt, found),
+        sort_links={k.value: directory_view.sort_link(lang, found, k) for k in DirectorySort},
+        region=region.key if region is not None else "",
+        filtered=bool(found.params()),
+        json_href="/api/v1/providers" + query,
+    )
+    return _html(request, lang, "pages/providers.html", ctx)
+
+
 @router.get("/{lang}/providers/{slug}/")
 @reads_local_db
 def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=200)]) -> Response:
     """A provider's checklist scorecard, offers and prices."""
     lang = _lang(lang)
     st = state_of(request)
+    nodes = _launch_nodes(request.query_params.getlist("nodes"))
     with reading(request) as conn:
         record = offers.provider(conn, slug)
         if record is None:
@@ -152,7 +191,11 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         ratings=ratings_view.rating_rows(fmt, record, editions),
         rows=offer_rows(fmt, record["offers"], {slug: record}, stale_after),
         measured=fabric_view.measured_rows(fmt, record["offers"]),
-        launch_offers=launch_view.provider_offers(fmt, st, snapshot_of(request), record["offers"]),
+        launch_offers=launch_view.provider_offers(
+            fmt, st, snapshot_of(request), record["offers"], nodes
+        ),
+        launch_nodes=nodes,
+        max_launch_nodes=MAX_PLAN_NODES,
         # No chart without an observation: an empty axis says nothing and reads as data.
         histories=[
             price_history.offer_history(fmt, slug, o, v)
@@ -188,6 +231,59 @@ def provider(request: Request, lang: Lang, slug: Annotated[str, Path(max_length=
         % {"num": fmt.number(stale_after)},
     )
     return _html(request, lang, "pages/provider.html", ctx)
+
+
+@router.get("/{lang}/compare/offers/")
+@reads_local_db
+def compare_offers(request: Request, lang: Lang) -> Response:
+    """Up to six offers side by side (``o=ID``, repeatable), prices by tier with their dates;
+    ``nodes`` carries a node count to the launch-file links."""
+    lang = _lang(lang)
+    st = state_of(request)
+    fmt = st.formatter(snapshot_of(request), lang)
+    unknown_params = sorted(set(request.query_params) - {"o", "nodes"})
+    if unknown_params:
+        raise InputError(unknown_params[0], "unknown parameter (known: o, nodes)")
+    nodes = _launch_nodes(request.query_params.getlist("nodes"))
+    ids = request.query_params.getlist("o")
+    stale_after = st.settings.stale_after_days
+    records: list[dict[str, Any]] = []
+    if any(i.strip() for i in ids):
+        with reading(request) as conn:
+            records = offers.compare_offer_records(conn, ids)
+        offers.mark_freshness(records, stale_after, viewmodels.today())
+    records = fmt.catalog.localize(records)
+    pairs = [("o", str(r["id"])) for r in records]
+    if nodes and records:
+        pairs.append(("nodes", str(nodes)))
+    ctx = base_context(
+        request, lang, "compare/offers/", params.query_string(pairs), section="compare"
+    )
+    providers = st.providers_in(snapshot_of(request), lang)
+    cols = compare_offers_view.columns(fmt, records, providers, stale_after, nodes)
+    ctx.update(
+        columns=cols,
+        lines=compare_offers_view.lines(fmt, records, cols, stale_after),
+        max_offers=offers.MAX_COMPARED_OFFERS,
+        nodes=nodes,
+    )
+    return _html(request, lang, "pages/compare_offers.html", ctx)
+
+
+def _launch_nodes(values: list[str]) -> int | None:
+    """The provider page's ``nodes`` (launch files for that many nodes), or None: the default.
+
+    Raises:
+        InputError: when it is repeated or not a whole number from 1 to ``MAX_PLAN_NODES``.
+    """
+    values = [v.strip() for v in values if v.strip()]
+    if not values:
+        return None
+    if len(values) > 1:
+        raise InputError("nodes", "may be given only once")
+    if not values[0].isdigit() or not 1 <= int(values[0]) <= MAX_PLAN_NODES:
+        raise InputError("nodes", f"must be a whole number from 1 to {MAX_PLAN_NODES}")
+    return int(values[0])
 
 
 @router.get("/{lang}/compare/")

@@ -157,6 +157,7 @@ def plan_page(request: Request, lang: Lang) -> Response:
         elif result is not None:
             providers = st.providers(snapshot_of(request))
             title, text = plan_view.verdict(fmt, result)
+            launch_rows = launch_view.plan_rows(fmt, st, result.options, providers)
             ctx.update(
                 result=result,
                 verdict_title=title,
@@ -166,7 +167,8 @@ def plan_page(request: Request, lang: Lang) -> Response:
                 options=plan_view.option_rows(fmt, result.options, providers, result.steps),
                 reliability_note=plan_view.reliability_note(fmt, result.reliability),
                 reliability=result.reliability,
-                launch_rows=launch_view.plan_rows(fmt, st, result.options, providers),
+                launch_rows=launch_rows,
+                launch_anchors={r.anchor for r in launch_rows},
                 excluded=plan_view.excluded_rows(fmt, result.excluded, providers),
                 on_request=plan_view.on_request_rows(fmt, result, providers),
                 assumptions=plan_view.assumption_texts(fmt, result),

@@ -125,6 +125,10 @@ class OptionRow:
     """Says when the network figure comes from a published run on the offer, else ''."""
     network_source: str = ""
     """The public page of that run."""
+    offer_id: str = ""
+    node_count: int = 0
+    launch_href: str = ""
+    """The offer's launch files on its provider page, written for this option's node count."""
 
 
 STALE_DAYS: Final = 30
@@ -322,6 +326,10 @@ def option_rows(
                 **goodput_cells(fmt, o),
                 network_note=network_note(fmt, o.offer),
                 network_source=o.offer.measured.source_url if o.offer.measured else "",
+                offer_id=o.offer.offer_id,
+                node_count=o.nodes,
+                launch_href=f"/{fmt.lang}/providers/{o.offer.provider}/?nodes={o.nodes}"
+                f"#launch-{o.offer.offer_id}",
             )
         )
     return rows

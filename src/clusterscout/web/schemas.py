@@ -250,6 +250,24 @@ class OfferOut(_Out):
     sources: Sources
 
 
+class CheapestOut(_Out):
+    """The lowest on-demand or reserved price over a provider's offers."""
+
+    usd_per_gpu_hour: float
+    tier: str = Field(description='"on_demand" or "reserved"')
+    as_of: date
+    offer: str = Field(description="the offer id the price belongs to")
+    gpu: str = Field(description="that offer's GPU model")
+
+
+class FactsKnownOut(_Out):
+    """How many of the buyer's checklist facts the catalog states for a provider."""
+
+    known: int
+    total: int
+    unknown: list[str] = Field(description='facts not stated, as "dimension.fact"')
+
+
 class ProviderOut(_Out):
     """A provider and its sourced facts."""
 
@@ -273,6 +291,10 @@ class ProviderOut(_Out):
     conflicts: list[ConflictOut]
     offer_count: int
     sources: Sources
+    fabrics: list[str] = Field(description="fabric kinds of its offers")
+    clustermax: str = Field(description='tier in the newest ClusterMAX edition, or "not_rated"')
+    cheapest: CheapestOut | None = Field(description="null when no offer has such a price")
+    facts_known: FactsKnownOut
 
 
 class ProviderDetailOut(ProviderOut):
@@ -298,7 +320,7 @@ class OffersMeta(ListMeta):
 
 
 class ProvidersOut(_Out):
-    """``GET /api/v1/providers``."""
+    """``GET /api/v1/providers``: the directory (providers by its filters and sort)."""
 
     data: list[ProviderOut]
     count: int
