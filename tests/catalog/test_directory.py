@@ -28,10 +28,11 @@ def _offer(oid: str, *prices: dict[str, Any], **facts: Any) -> dict[str, Any]:
     return {"id": oid, "gpu": "H100-SXM-80GB", "prices": list(prices), **facts}
 
 
-def test_facts_known_counts_the_twenty_checklist_facts() -> None:
-    assert len(CHECKLIST_FACTS) == 20
+def test_facts_known_counts_every_checklist_fact() -> None:
+    # The buyer's 20 and the published fabric measurement.
+    assert len(CHECKLIST_FACTS) == 21
     empty = facts_known({}, [])
-    assert (empty["known"], empty["total"]) == (0, 20)
+    assert (empty["known"], empty["total"]) == (0, 21)
     assert "storage.shared_filesystem" in empty["unknown"]
     provider = {
         "orchestration": {"managed_slurm": False, "nccl_preconfigured": None},
@@ -131,7 +132,7 @@ def test_summary_and_flat_row() -> None:
     flat = directory_row(row)
     assert flat["fabrics"] == "infiniband; roce"
     assert (flat["cheapest_usd_per_gpu_hour"], flat["cheapest_tier"]) == (2.5, "on_demand")
-    assert (flat["facts_known"], flat["facts_total"]) == (1, 20)
+    assert (flat["facts_known"], flat["facts_total"]) == (1, 21)
     empty = {**provider, "regions": []}
     bare = directory_row({**empty, **summary(empty, [], [])})
     assert bare["fabrics"] is None and bare["regions"] is None

@@ -290,7 +290,7 @@ def test_provider_page_counts_known_facts_and_flags_a_thin_multi_node_claim(
     # 21 facts: the 20 of the buyer's checklist and the published fabric measurement.
     assert "Checklist facts known: 17 of 21." in page
     assert 'class="thin"' not in page  # 17 of 21 is not thin
-    assert "Bekannte Punkte der Checkliste: 10 von 21." in client.get("/de/providers/beta/").text
+    assert "Bekannte Punkte der Checkliste: 14 von 21." in client.get("/de/providers/beta/").text
     # The rule: a "yes" with under a quarter of the facts known is thin; a "no" never is.
     assert thin_claim("yes", 0, 20) and thin_claim("yes", 4, 20)
     assert not thin_claim("yes", 5, 20) and not thin_claim("no", 0, 20)

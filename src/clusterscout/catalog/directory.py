@@ -43,6 +43,7 @@ def _provider_fact(group: str, name: str) -> Callable[[Record, Sequence[Record]]
 CHECKLIST_FACTS: Final = (
     ("network", "fabric", _offer_fact("fabric")),
     ("network", "per_node_gbps", _offer_fact("per_node_gbps")),
+    ("network", "measured_fabric", _offer_fact("measured_fabric")),
     ("network", "gpudirect_rdma", _offer_fact("gpudirect_rdma")),
     ("topology", "non_blocking", _offer_fact("topology", "non_blocking")),
     ("topology", "rail_optimized", _offer_fact("topology", "rail_optimized")),

@@ -13,13 +13,17 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, Engine
 
-from clusterscout.app import estimates, offers, plans, quote_service
+from clusterscout.app import directory, estimates, offers, plans, quote_service
 from clusterscout.app import launch as launching
 from clusterscout.app.errors import Operation, failure_of
 from clusterscout.domain.errors import InputError
-from clusterscout.domain.models import MultiNode
 from clusterscout.settings import Settings
-from clusterscout.web.api_docs import ESTIMATE_BODY, FILTER_PARAMETERS, plan_body_schema
+from clusterscout.web.api_docs import (
+    ESTIMATE_BODY,
+    FILTER_PARAMETERS,
+    plan_body_schema,
+    provider_parameters,
+)
 from clusterscout.web.schemas import estimate_json, launch_json, plan_json
 from clusterscout.web.viewmodels import today
 
@@ -49,16 +53,11 @@ def _only(args: Mapping[str, Any], known: set[str]) -> None:
 
 
 def _providers(conn: Connection, _settings: Settings, args: dict[str, Any]) -> dict[str, Any]:
-    _only(args, {"multi_node"})
-    status = None
-    raw = args.get("multi_node")
-    if raw not in (None, ""):
-        try:
-            status = MultiNode.parse(str(raw))
-        except ValueError as exc:
-            raise InputError("multi_node", str(exc)) from None
-    page = offers.list_providers(conn, status)
-    return {"data": page.records, "count": page.count}
+    # The directory the API serves: multi-node status, every offer filter and the sort.
+    _only(args, {p["name"] for p in provider_parameters()} - {"lang"})
+    params = {k: _as_values(v) for k, v in args.items() if v is not None}
+    found = directory.directory(conn, params)
+    return {"data": found.rows, "count": len(found.rows)}
 
 
 def _as_values(value: Any) -> list[str]:
@@ -119,6 +118,15 @@ def _launch(conn: Connection, settings: Settings, args: dict[str, Any]) -> dict[
 _BOOL_OR_WORD: Final = {"anyOf": [{"type": "boolean"}, {"type": "string"}]}
 
 
+def _provider_schema() -> dict[str, Any]:
+    props = {
+        p["name"]: {**p["schema"], "description": p["description"]}
+        for p in provider_parameters()
+        if p["name"] != "lang"
+    }
+    return {"type": "object", "properties": props, "additionalProperties": False}
+
+
 def _offer_schema() -> dict[str, Any]:
     props: dict[str, Any] = {}
     for name, (schema, help_text) in FILTER_PARAMETERS.items():
@@ -144,19 +152,11 @@ def _plan_schema() -> dict[str, Any]:
 TOOLS: Final[tuple[Tool, ...]] = (
     Tool(
         "providers",
-        "GPU cloud providers of the catalog, optionally only those whose multi-node status "
-        "is yes, no or unknown; each with its sourced facts. Same JSON as GET /api/v1/providers.",
-        {
-            "type": "object",
-            "properties": {
-                "multi_node": {
-                    "type": "string",
-                    "enum": [m.value for m in MultiNode],
-                    "description": "Only providers with this multi-node status.",
-                }
-            },
-            "additionalProperties": False,
-        },
+        "The provider directory: every GPU cloud provider of the catalog, filtered by multi-node "
+        "status (yes, no, unknown) and by the offer filters (a provider passes when one of its "
+        "offers does), with fabrics, ClusterMAX tier, cheapest price and checklist facts "
+        "known. Same JSON as GET /api/v1/providers.",
+        _provider_schema(),
         _providers,
         Operation.LISTING,
     ),
