@@ -2,7 +2,7 @@
 
 Usage: ``.venv/bin/python scripts/schemas.py [--check]``. With ``--check`` nothing is written
 and the exit code is 1 when a committed schema differs from what the code declares (CI runs
-this through tests/unit/test_schemas.py), so the published shapes cannot drift from the code.
+this through tests/web/test_schemas.py), so the published shapes cannot drift from the code.
 """
 
 from __future__ import annotations

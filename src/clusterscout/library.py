@@ -149,7 +149,7 @@ class Catalog:
         return Plan(**_fields_of(result))
 
     def estimate(self, scenario: Mapping[str, Any] | None = None, **parts: Any) -> Estimate:
-        """The performance model on one scenario (DESIGN.md §4), as ``clusterscout estimate``.
+        """The performance model on one scenario (docs/design.md §4), as ``clusterscout estimate``.
 
         Give the scenario as a mapping, or its parts as keywords:
         ``estimate(cluster={...}, workload={...})``.

@@ -278,7 +278,7 @@ def test_tallies_agree_with_the_pure_predicate(
         # A country is not matched by a region that names only its continent.
         ("deutschland", {"beta-mi300x-roce", "beta-h100-pool"}),
         ("frankfurt", {"beta-mi300x-roce", "beta-h100-pool"}),
-        # Part of a region name still works (DESIGN.md: substring).
+        # Part of a region name still works (docs/design.md: substring).
         ("eu-cen", {"beta-mi300x-roce", "beta-h100-pool"}),
         ("asia", set()),
     ],

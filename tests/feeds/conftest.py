@@ -18,7 +18,7 @@ from clusterscout.store.db import make_engine
 from clusterscout.store.tables import feed_runs, offers, price_observations
 
 FEEDS_CATALOG = Path(__file__).parent / "catalog"
-SKYPILOT_SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "data" / "skypilot-catalog-v8"
+SKYPILOT_SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "skypilot"
 POSTGRES_URL_ENV = "CLUSTERSCOUT_TEST_DATABASE_URL"
 
 
@@ -32,9 +32,7 @@ def _no_network() -> Iterator[None]:
 
 @pytest.fixture
 def skypilot_dir() -> Path:
-    """The real SkyPilot samples in shared/ (skipped when shared/ is not beside the repo)."""
-    if not SKYPILOT_SAMPLES.is_dir():
-        pytest.skip(f"{SKYPILOT_SAMPLES} is missing")
+    """Real rows of the public SkyPilot catalog, kept in tests/fixtures/skypilot."""
     return SKYPILOT_SAMPLES
 
 

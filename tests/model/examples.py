@@ -1,4 +1,4 @@
-"""The two scenario examples of DESIGN.md section 4, shared by the model tests."""
+"""The two scenario examples of docs/design.md §4, shared by the model tests."""
 
 from __future__ import annotations
 

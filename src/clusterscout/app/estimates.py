@@ -112,7 +112,7 @@ def _non_finite_path(data: Any, path: str) -> str | None:
 
 
 def run_estimate(conn: Connection, body: Any) -> EstimateResult:
-    """Validate a scenario (DESIGN.md §4) and run the model on the stored catalog's GPU.
+    """Validate a scenario (docs/design.md §4) and run the model on the stored catalog's GPU.
 
     Raises:
         InputError: naming the field at fault.

@@ -155,7 +155,7 @@ class RegionIndex:
         exact = self.names().get(key)
         if exact is not None:
             return exact
-        # DESIGN.md's region filter is a substring match: keep it for region names.
+        # docs/design.md's region filter is a substring match: keep it for region names.
         places = {
             region_place(r.name)
             for r in self.regions.values()

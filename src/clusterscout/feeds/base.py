@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 from typing import Protocol
 
-# Price tiers of DESIGN.md section 3; a feed row with any other tier is rejected.
+# Price tiers of docs/design.md §3; a feed row with any other tier is rejected.
 TIERS = ("on_demand", "reserved", "spot", "capacity_block")
 
 # Only whole 8-GPU nodes are cluster building blocks: smaller instance types of the same GPU

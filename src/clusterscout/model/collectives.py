@@ -162,7 +162,8 @@ def alpha_beta_time_s(
     ``B`` the plateau bus bandwidth, ``a_ll`` the small-message latency of the low-latency
     protocol (bandwidth ``r_ll*B``) and ``a_bw`` the effective start-up of the bandwidth
     protocol. This mirrors NCCL choosing LL for small and Simple for large messages
-    (NVIDIA/nccl src/graph/tuning.cc: ``time = lat + bytes / bw`` per protocol).
+    (https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc: ``time = lat + bytes / bw``
+    per protocol).
     Assumes ``ranks >= 2``.
     """
     volume_gb = busbw_factor(op, ranks) * message_bytes / _GB

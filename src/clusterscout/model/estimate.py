@@ -27,7 +27,7 @@ Result = CollectiveResult | TrainingResult | BatchResult | HpcResult
 class EstimateResult:
     """The model's answer for one scenario: its kind, the GPU it ran on and the typed result.
 
-    Its public JSON (DESIGN.md §4 output keys per kind) is declared in ``web/schemas.py``.
+    Its public JSON (docs/design.md §4 output keys per kind) is declared in ``web/schemas.py``.
     """
 
     kind: str

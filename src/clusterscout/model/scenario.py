@@ -1,4 +1,4 @@
-"""Scenario JSON (DESIGN.md §4): validation into frozen model inputs, and GPU name look-up."""
+"""Scenario JSON (docs/design.md §4): validation into frozen model inputs, and GPU name look-up."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ class StepBreakdown:
         )
 
     def as_dict(self) -> Mapping[str, float]:
-        """Parts keyed as in DESIGN.md (``compute``, ``bubble``, ``tp_comm``, ...)."""
+        """Parts keyed as in docs/design.md (``compute``, ``bubble``, ``tp_comm``, ...)."""
         return {
             "compute": self.compute_s,
             "stage_imbalance": self.stage_imbalance_s,
