@@ -12,11 +12,12 @@ DEV_STAMP := $(VENV)/.dev-installed
 TOOLS := .venv-tools
 TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: run test check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium axe wrk bench clean help
+.PHONY: run test test-quick check lint types fmt build-db i18n i18n-extract i18n-catalog schemas chromium axe wrk bench clean help
 
 help:
 	@echo "make run      build the database from data/ and serve http://$(HOST):$(PORT)"
 	@echo "make test     install what the tests need and run lint, types and the whole suite"
+	@echo "make test-quick  the pure and application layers' tests only (under a minute)"
 	@echo "make check    lint + types + tests (alias of test)"
 	@echo "make build-db rebuild the SQLite database from data/"
 	@echo "make bench    load-test the web app on loopback and print figures"
@@ -98,6 +99,10 @@ test: $(DEV_STAMP) $(TOOLS_STAMP) chromium axe i18n lint types
 	@# The pure layers are fully covered: any uncovered line there is a missing test.
 	$(BIN)/coverage report --fail-under=100 \
 	  --include='*/clusterscout/domain/*,*/clusterscout/catalog/*,*/clusterscout/model/*'
+
+# The layers below the surfaces (no browser, no HTTP, no PostgreSQL): the loop while editing.
+test-quick: $(DEV_STAMP) i18n
+	$(BIN)/pytest -q -n 2 tests/domain tests/catalog tests/model tests/launch tests/app
 
 check: test
 
