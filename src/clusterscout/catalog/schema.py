@@ -52,7 +52,7 @@ ShortText = Annotated[
     AfterValidator(_printable),
 ]
 # Upper bounds of counts and quantities: each far above anything sold today (the catalog's
-# largest values are in docs/catalog.md), low enough that a typo such as 9223372036854775807
+# bounds are listed in docs/data-format.md), low enough that a typo such as 9223372036854775807
 # GPUs per node is refused by validate instead of reaching the planner.
 MAX_GPUS_PER_NODE: Final = 72
 """A whole NVL72 rack sold as one node is the largest scale-up domain on the market."""
