@@ -59,7 +59,19 @@ def test_an_unknown_price_leaves_the_total_unknown_and_is_named() -> None:
 
 def _offer(oid: str, storage: float | None, egress: float | None) -> PlanOffer:
     return PlanOffer(
-        oid, "prov", "H100-SXM-80GB", 8, IB, 3200, True, 64, 2.5, "on_demand", None, storage, egress
+        offer_id=oid,
+        provider="prov",
+        gpu="H100-SXM-80GB",
+        gpus_per_node=8,
+        fabric=IB,
+        per_node_gbps=3200,
+        gpudirect_rdma=True,
+        max_nodes=64,
+        usd_per_gpu_hour=2.5,
+        price_tier="on_demand",
+        minimum_hours=None,
+        storage_usd_per_gib_month=storage,
+        egress_usd_per_gib=egress,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -42,7 +43,10 @@ async def _session_calls(
 
 
 def _run(settings: Settings, calls: list[tuple[str, dict[str, Any]]]) -> Any:
-    return anyio.run(_session_calls, settings, calls)
+    # A thread of its own: a browser test on the same worker may hold a running event loop in
+    # this one (Playwright's sync API), and anyio refuses to start a second.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, _session_calls, settings, calls).result()
 
 
 def _json(result: types.CallToolResult) -> Any:

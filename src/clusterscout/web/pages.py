@@ -62,9 +62,7 @@ def home(request: Request, lang: Lang) -> Response:
         multi = offers.count_offers(conn, OfferFilter(multi_node=True))
     fmt = st.formatter(snapshot_of(request), lang)
     ctx = base_context(request, lang, "", section="home")
-    # The quote page may be absent from a build; the home page links it only when served.
-    quote = any(getattr(r, "path", "") == "/{lang}/quote/" for r in request.app.routes)
-    ctx["quote_href"] = f"/{lang}/quote/?gpus=64&months=6" if quote else None
+    ctx["quote_href"] = f"/{lang}/quote/?gpus=64&months=6"
     ctx["stats"] = {
         "providers": fmt.number(len(providers)),
         "multi_node_providers": fmt.number(
