@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from clusterscout.web.cells import TIER_LABELS
 from clusterscout.web.i18n import N_, Formatter
 
 READER_CURRENCY: Final = {"en": "USD", "pt": "BRL", "es": "EUR", "fr": "EUR", "de": "EUR"}
@@ -20,11 +21,6 @@ WHY_NOT: Final = {
     "no_offer": N_("no offer of this GPU"),
     "no_price": N_("no published price that a run can pay"),
     "too_small": N_("largest cluster: %(num)s GPUs"),
-}
-REFERENCE_TIERS: Final = {
-    "on_demand": N_("on-demand"),
-    "reserved": N_("reserved"),
-    "capacity_block": N_("capacity block"),
 }
 
 
@@ -94,7 +90,7 @@ def _reference(fmt: Formatter, ref: Mapping[str, Any]) -> str:
         "median": fmt.usd(ref["median_usd_per_gpu_hour"]),
         "low": fmt.usd(ref["low_usd_per_gpu_hour"]),
         "high": fmt.usd(ref["high_usd_per_gpu_hour"]),
-        "tier": _(REFERENCE_TIERS.get(ref["tier"], ref["tier"])),
+        "tier": _(TIER_LABELS.get(ref["tier"], ref["tier"])),
         "num": fmt.number(ref["prices"]),
         "gpu": ref["gpu"],
     }
